@@ -1,0 +1,739 @@
+/*
+ * pull - manifest -> partial directory -> verified chunks -> moved into place. Also deep verify,
+ * which is a pull that writes nothing.
+ *
+ * The manifest is validated before anything touches the disk. Files are created at their final
+ * size in a hidden partial directory next to the destination; workers fetch a chunk's frame,
+ * decompress it into a buffer of exactly the declared size, check its digest and pwrite it at
+ * its raw offset, in any order. Only when every file is complete and fsynced is the partial
+ * directory renamed into place, so no reader sees a half-written file under its final name.
+ * The partial directory carries a marker naming the checkpoint: a re-run after a crash keeps
+ * every chunk already on disk whose digest matches and fetches only the rest.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "codec.h"
+#include "path.h"
+#include "pool.h"
+
+#define MARKER ".s3ckpt-pull"
+
+typedef struct pull_ctx {
+    s3ckpt_client *c;
+    ck_store *store;
+    ck_codec **codecs;
+    const char *op; /* "pull" or "verify" */
+    int write;      /* 0: deep verify */
+} pull_ctx;
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+    static const unsigned char zero[4096];
+
+    while (n >= sizeof(zero)) {
+        if (memcmp(p, zero, sizeof(zero)))
+            return 0;
+        p += sizeof(zero);
+        n -= sizeof(zero);
+    }
+    return memcmp(p, zero, n) == 0;
+}
+
+static int read_local(int fd, unsigned char *dst, size_t n, uint64_t off)
+{
+    size_t got = 0;
+
+    while (got < n) {
+        ssize_t r = pread(fd, dst + got, n - got, (off_t)(off + got));
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+static void pull_job(ck_slot *s, unsigned worker, void *arg)
+{
+    pull_ctx *ctx = arg;
+    char why[200], want[CK_DIGEST_HEX_LEN], got[CK_DIGEST_HEX_LEN];
+    size_t done = 0;
+
+    if (ck_canceled(ctx->c)) {
+        s->status = S3CKPT_ECANCELED;
+        return;
+    }
+    if (s->check_local && read_local(s->fd, s->raw, s->raw_len, s->raw_off) == 0) {
+        ck_digest_bytes(&s->digest, s->raw, s->raw_len);
+        if (ck_digest_equal(&s->digest, &s->expect)) {
+            s->reused = 1;
+            return;
+        }
+    }
+    s->status = ctx->store->ops->read_at(s->reader, s->stored_off, s->stored, s->stored_len);
+    if (s->status)
+        return;
+    s->status = ck_codec_decompress(ctx->codecs[worker], s->raw, s->raw_len, s->stored,
+                                    s->stored_len, why, sizeof(why));
+    if (s->status) {
+        ck_err_set(&ctx->c->err, s->status,
+                   "%s: %s chunk %" PRIu64 " (stored bytes %" PRIu64 "..%" PRIu64 "): %s", ctx->op,
+                   s->path, s->chunk, s->stored_off, s->stored_off + s->stored_len, why);
+        return;
+    }
+    ck_digest_bytes(&s->digest, s->raw, s->raw_len);
+    if (!ck_digest_equal(&s->digest, &s->expect)) {
+        ck_digest_to_hex(&s->expect, want);
+        ck_digest_to_hex(&s->digest, got);
+        s->status = ck_err_set(&ctx->c->err, S3CKPT_ECORRUPT,
+                               "%s: %s chunk %" PRIu64 ": digest mismatch (expected %s, got %s)",
+                               ctx->op, s->path, s->chunk, want, got);
+        return;
+    }
+    if (!ctx->write || (s->fresh && all_zero(s->raw, s->raw_len)))
+        return; /* a new file is all holes: zero chunks stay sparse */
+    while (done < s->raw_len) {
+        ssize_t n = pwrite(s->fd, s->raw + done, s->raw_len - done, (off_t)(s->raw_off + done));
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            s->status =
+                ck_err_set(&ctx->c->err,
+                           ck_err_from_errno(errno) == S3CKPT_ENOMEM ? S3CKPT_ENOMEM : S3CKPT_EIO,
+                           "%s: writing %s: %s", ctx->op, s->path, strerror(errno));
+            return;
+        }
+        done += (size_t)n;
+    }
+}
+
+typedef struct pull_run {
+    s3ckpt_client *c;
+    ck_store *store;
+    ck_manifest m;
+    ck_pool *pool;
+    pull_ctx ctx;
+    char name[CK_NAME_MAX + 1];
+    char prefix[CK_NAME_MAX + 2];
+    char *partial; /* hidden staging directory (pull only) */
+    int *fds;
+    ck_reader **readers;
+    uint64_t *left; /* chunks not yet finished, per entry */
+    int *fresh;
+    const s3ckpt_pull_opts *opts;
+    s3ckpt_stats stats;
+    uint64_t done_bytes;
+} pull_run;
+
+static char *join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+
+    if (p)
+        snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+static s3ckpt_status sys_fail(pull_run *r, const char *what, const char *path)
+{
+    return ck_err_set(&r->c->err,
+                      ck_err_from_errno(errno) == S3CKPT_ENOMEM ? S3CKPT_ENOMEM : S3CKPT_EIO,
+                      "pull: %s %s: %s", what, path, strerror(errno));
+}
+
+/* mkdir -p for path's parents below root (path = root + "/" + rel) */
+static int make_parents(const char *root, char *path)
+{
+    char *p;
+
+    for (p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+        *p = '\0';
+        if (mkdir(path, 0700) && errno != EEXIST) {
+            *p = '/';
+            return -1;
+        }
+        *p = '/';
+    }
+    return 0;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static int rm_rf(const char *path)
+{
+    return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Opens (creating at its final size) the file of entry i in the partial directory, and its
+ * data object. */
+static s3ckpt_status open_entry(pull_run *r, size_t i)
+{
+    ck_entry *e = &r->m.entries[i];
+    char *path = NULL, *key;
+    s3ckpt_status st = S3CKPT_OK;
+    struct stat sb;
+
+    if (!r->ctx.write)
+        goto reader;
+    if (!(path = join(r->partial, e->path)))
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    if (make_parents(r->partial, path)) {
+        st = sys_fail(r, "creating directories for", e->path);
+        goto out;
+    }
+    r->fds[i] = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    r->fresh[i] = r->fds[i] >= 0;
+    if (r->fds[i] < 0 && errno == EEXIST)
+        r->fds[i] = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (r->fds[i] < 0 || fstat(r->fds[i], &sb)) {
+        st = sys_fail(r, "creating", e->path);
+        goto out;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        st = ck_err_set(&r->c->err, S3CKPT_EIO, "pull: %s/%s is not a regular file", r->partial,
+                        e->path);
+        goto out;
+    }
+    if ((uint64_t)sb.st_size != e->size && ftruncate(r->fds[i], (off_t)e->size)) {
+        st = sys_fail(r, "sizing", e->path);
+        goto out;
+    }
+reader:
+    if (e->nchunks == 0)
+        goto out;
+    key = join(r->name, e->key);
+    if (!key) {
+        st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+        goto out;
+    }
+    st = r->store->ops->open_read(r->store, key, e->etag, &r->readers[i]);
+    free(key);
+out:
+    free(path);
+    return st;
+}
+
+static s3ckpt_status finish_entry(pull_run *r, size_t i)
+{
+    ck_entry *e = &r->m.entries[i];
+
+    r->store->ops->close_read(r->readers[i]);
+    r->readers[i] = NULL;
+    r->stats.files++;
+    if (!r->ctx.write)
+        return S3CKPT_OK;
+    if (fsync(r->fds[i]) || fchmod(r->fds[i], e->mode)) {
+        s3ckpt_status st = sys_fail(r, "finishing", e->path);
+
+        close(r->fds[i]);
+        r->fds[i] = -1;
+        return st;
+    }
+    if (close(r->fds[i])) {
+        r->fds[i] = -1;
+        return sys_fail(r, "closing", e->path);
+    }
+    r->fds[i] = -1;
+    return S3CKPT_OK;
+}
+
+static void report(pull_run *r)
+{
+    if (r->opts && r->opts->on_progress)
+        r->opts->on_progress(r->opts->userdata, r->done_bytes, r->m.bytes);
+}
+
+static s3ckpt_status collect(pull_run *r, ck_slot *s)
+{
+    s3ckpt_status st = s->status;
+    size_t i = s->entry;
+
+    if (st) {
+        if (st == S3CKPT_ECANCELED)
+            ck_err_set(&r->c->err, st, "%s: canceled", r->ctx.op);
+        ck_pool_release(r->pool, s);
+        return st;
+    }
+    r->stats.chunks++;
+    if (s->reused)
+        r->stats.reused_bytes += s->raw_len;
+    else
+        r->stats.transferred_bytes += s->stored_len;
+    r->done_bytes += s->raw_len;
+    ck_pool_release(r->pool, s);
+    if (--r->left[i] == 0)
+        st = finish_entry(r, i);
+    report(r);
+    return st;
+}
+
+/* Issues every chunk of every file, at most one job per slot, collecting as they finish. */
+static s3ckpt_status run_pipeline(pull_run *r)
+{
+    s3ckpt_status st = S3CKPT_OK;
+    size_t ie = 0;
+    uint64_t ic = 0, stored_off = 0;
+    ck_slot *s;
+
+    while (!st) {
+        if (ck_canceled(r->c)) {
+            st = ck_err_set(&r->c->err, S3CKPT_ECANCELED, "%s: canceled", r->ctx.op);
+            break;
+        }
+        while (ie < r->m.nentries && (s = ck_pool_acquire(r->pool))) {
+            ck_entry *e = NULL;
+
+            for (; ie < r->m.nentries; ie++) {
+                e = &r->m.entries[ie];
+                if (e->is_dir)
+                    continue;
+                if (ic == 0) {
+                    if ((st = open_entry(r, ie)))
+                        break;
+                    r->left[ie] = e->nchunks;
+                    stored_off = 0;
+                    if (e->nchunks == 0 && (st = finish_entry(r, ie)))
+                        break;
+                }
+                if (ic < e->nchunks)
+                    break;
+            }
+            if (st || ie == r->m.nentries) {
+                ck_pool_release(r->pool, s);
+                break;
+            }
+            s->entry = ie;
+            s->chunk = ic;
+            s->fd = r->fds[ie];
+            s->reader = r->readers[ie];
+            s->path = e->path;
+            s->raw_off = ic * r->m.chunk_size;
+            s->raw_len = e->chunks[ic].raw_len;
+            s->stored_off = stored_off;
+            s->stored_len = e->chunks[ic].stored_len;
+            s->expect = e->chunks[ic].digest;
+            s->fresh = r->fresh[ie];
+            s->check_local = r->ctx.write && !r->fresh[ie];
+            stored_off += e->chunks[ic].stored_len;
+            ck_pool_submit(r->pool, s);
+            if (++ic == e->nchunks) {
+                ie++;
+                ic = 0;
+            }
+        }
+        if (st)
+            break;
+        s = ck_pool_wait(r->pool, NULL);
+        if (!s)
+            break; /* nothing in flight and nothing left to issue */
+        st = collect(r, s);
+    }
+    while ((s = ck_pool_wait(r->pool, NULL)))
+        ck_pool_release(r->pool, s);
+    return st;
+}
+
+/* ---- destination handling (pull only) ---- */
+
+static int dir_is_empty(const char *path)
+{
+    struct dirent *de;
+    int empty = 1;
+    DIR *d = opendir(path);
+
+    if (!d)
+        return 0;
+    while (empty && (de = readdir(d)))
+        empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+    closedir(d);
+    return empty;
+}
+
+/* Canonical destination, its parent, and the partial directory beside it. */
+static s3ckpt_status plan_dest(pull_run *r, const char *dest, char **final, int *dest_exists)
+{
+    char *copy = strdup(dest), *base, *slash, parent[PATH_MAX];
+    struct stat sb;
+    size_t n;
+    s3ckpt_status st = S3CKPT_OK;
+
+    *final = NULL;
+    if (!copy)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    while (strlen(copy) > 1 && copy[strlen(copy) - 1] == '/')
+        copy[strlen(copy) - 1] = '\0';
+    slash = strrchr(copy, '/');
+    base = slash ? slash + 1 : copy;
+    if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+        st = ck_err_set(&r->c->err, S3CKPT_EINVAL,
+                        "pull: destination \"%s\" must name a directory by its name", dest);
+        goto out;
+    }
+    if (slash) {
+        *slash = '\0';
+        if (!*copy)
+            snprintf(parent, sizeof(parent), "/");
+        else if (!realpath(copy, parent)) {
+            /* create missing parents, as mkdir -p would */
+            char *p;
+
+            for (p = copy + 1; (p = strchr(p, '/')); p++) {
+                *p = '\0';
+                mkdir(copy, 0755);
+                *p = '/';
+            }
+            if ((mkdir(copy, 0755) && errno != EEXIST) || !realpath(copy, parent)) {
+                st = sys_fail(r, "creating", copy);
+                goto out;
+            }
+        }
+    } else if (!realpath(".", parent)) {
+        st = sys_fail(r, "resolving", ".");
+        goto out;
+    }
+    n = strlen(parent) + strlen(base) + 2;
+    *final = malloc(n);
+    r->partial = malloc(n + 32);
+    if (!*final || !r->partial) {
+        st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+        goto out;
+    }
+    snprintf(*final, n, "%s/%s", strcmp(parent, "/") ? parent : "", base);
+    snprintf(r->partial, n + 32, "%s/.%s.s3ckpt-partial", strcmp(parent, "/") ? parent : "", base);
+    *dest_exists = lstat(*final, &sb) == 0;
+    if (*dest_exists && !S_ISDIR(sb.st_mode))
+        st = ck_err_set(&r->c->err, S3CKPT_EEXISTS, "pull: %s exists and is not a directory",
+                        *final);
+    else if (*dest_exists && !dir_is_empty(*final) && !(r->opts && r->opts->force))
+        st = ck_err_set(&r->c->err, S3CKPT_EEXISTS,
+                        "pull: %s is not empty (use --force to restore into it)", *final);
+out:
+    free(copy);
+    return st;
+}
+
+/* Creates the partial directory, or resumes one left by an interrupted pull of the same
+ * checkpoint; a partial directory of anything else is discarded. */
+static s3ckpt_status prepare_partial(pull_run *r)
+{
+    char *marker = join(r->partial, MARKER), want[512], have[512] = "";
+    s3ckpt_status st = S3CKPT_OK;
+    ssize_t n = 0;
+    int fd;
+
+    if (!marker)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    snprintf(want, sizeof(want), "s3ckpt-pull 1\n%s\n%s\n%s\n", r->store->url, r->m.name,
+             r->m.created);
+    fd = open(marker, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        n = read(fd, have, sizeof(have) - 1);
+        close(fd);
+        have[n > 0 ? n : 0] = '\0';
+    }
+    if (fd >= 0 && !strcmp(have, want)) {
+        ck_log(r->c, 1, "resuming the interrupted pull in %s", r->partial);
+        goto out;
+    }
+    if (rm_rf(r->partial) && errno != ENOENT) {
+        st = sys_fail(r, "removing stale", r->partial);
+        goto out;
+    }
+    if (mkdir(r->partial, 0700)) {
+        st = sys_fail(r, "creating", r->partial);
+        goto out;
+    }
+    fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || write(fd, want, strlen(want)) != (ssize_t)strlen(want)) {
+        st = sys_fail(r, "writing", marker);
+        if (fd >= 0)
+            close(fd);
+        goto out;
+    }
+    close(fd);
+out:
+    free(marker);
+    return st;
+}
+
+static s3ckpt_status make_dirs(pull_run *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->m.nentries; i++) {
+        char *p;
+
+        if (!r->m.entries[i].is_dir)
+            continue;
+        if (!(p = join(r->partial, r->m.entries[i].path)))
+            return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+        if (make_parents(r->partial, p) || (mkdir(p, 0700) && errno != EEXIST)) {
+            s3ckpt_status st = sys_fail(r, "creating", r->m.entries[i].path);
+
+            free(p);
+            return st;
+        }
+        free(p);
+    }
+    return S3CKPT_OK;
+}
+
+static int fsync_path(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+    if (fd < 0)
+        return -1;
+    rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+/* Directory modes last (a read-only directory would refuse its files), deepest first; then the
+ * whole tree moves into place. */
+static s3ckpt_status move_into_place(pull_run *r, const char *final, int dest_exists)
+{
+    char *marker = join(r->partial, MARKER), *parent;
+    s3ckpt_status st = S3CKPT_OK;
+    size_t i;
+
+    if (!marker)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    unlink(marker);
+    free(marker);
+    for (i = r->m.nentries; i-- > 0;) {
+        char *p;
+
+        if (!r->m.entries[i].is_dir)
+            continue;
+        if (!(p = join(r->partial, r->m.entries[i].path)))
+            return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+        if (chmod(p, r->m.entries[i].mode | 0700)) /* owner keeps access until moved */
+            st = sys_fail(r, "setting the mode of", r->m.entries[i].path);
+        free(p);
+        if (st)
+            return st;
+    }
+    if (fsync_path(r->partial))
+        return sys_fail(r, "syncing", r->partial);
+    if (!dest_exists || dir_is_empty(final)) {
+        if (rename(r->partial, final))
+            return sys_fail(r, "moving into place", final);
+    } else {
+        for (i = 0; i < r->m.nentries && !st; i++) {
+            const ck_entry *e = &r->m.entries[i];
+            char *from = join(r->partial, e->path), *to = join(final, e->path);
+
+            if (!from || !to)
+                st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+            else if (e->is_dir ? (mkdir(to, 0700) && errno != EEXIST)
+                               : (make_parents(final, to) || rename(from, to)))
+                st = sys_fail(r, "moving into place", to);
+            free(from);
+            free(to);
+        }
+        if (!st && rm_rf(r->partial))
+            st = sys_fail(r, "removing", r->partial);
+        if (st)
+            return st;
+    }
+    /* restore exact directory modes now that the tree is in place */
+    for (i = r->m.nentries; i-- > 0;) {
+        char *p;
+
+        if (!r->m.entries[i].is_dir)
+            continue;
+        if ((p = join(final, r->m.entries[i].path))) {
+            chmod(p, r->m.entries[i].mode);
+            free(p);
+        }
+    }
+    parent = strdup(final);
+    if (parent) {
+        char *slash = strrchr(parent, '/');
+
+        if (slash)
+            *(slash == parent ? slash + 1 : slash) = '\0';
+        fsync_path(parent);
+        free(parent);
+    }
+    return S3CKPT_OK;
+}
+
+/* ---- entry points ---- */
+
+static s3ckpt_status setup(pull_run *r, const char *store_url, const char *name)
+{
+    size_t i, slot_bytes;
+    s3ckpt_status st;
+
+    if ((st = ck_store_open(&r->store, store_url, 0, &r->c->err)) ||
+        (st = ck_resolve_name(r->c, r->store, name, r->name, sizeof(r->name))) ||
+        (st = ck_manifest_load(r->c, r->store, r->name, &r->m)))
+        return st;
+    r->ctx.c = r->c;
+    r->ctx.store = r->store;
+    r->fds = malloc((r->m.nentries + 1) * sizeof(*r->fds));
+    r->readers = calloc(r->m.nentries + 1, sizeof(*r->readers));
+    r->left = calloc(r->m.nentries + 1, sizeof(*r->left));
+    r->fresh = calloc(r->m.nentries + 1, sizeof(*r->fresh));
+    r->ctx.codecs = calloc(r->c->workers, sizeof(*r->ctx.codecs));
+    if (!r->fds || !r->readers || !r->left || !r->fresh || !r->ctx.codecs)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    for (i = 0; i < r->m.nentries; i++)
+        r->fds[i] = -1;
+    for (i = 0; i < r->c->workers; i++)
+        if (!(r->ctx.codecs[i] = ck_codec_new(1)))
+            return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory creating zstd contexts");
+    /* a chunk of the manifest may be larger than this client's chunk size */
+    slot_bytes = (size_t)r->m.chunk_size + ck_codec_bound((size_t)r->m.chunk_size);
+    st = ck_pool_new(&r->pool, r->c->workers, ck_client_slots(r->c, slot_bytes),
+                     (size_t)r->m.chunk_size, ck_codec_bound((size_t)r->m.chunk_size), pull_job,
+                     &r->ctx);
+    if (st)
+        return ck_err_set(&r->c->err, st, "out of memory allocating %zu-byte chunk buffers",
+                          slot_bytes);
+    return S3CKPT_OK;
+}
+
+static void teardown(pull_run *r)
+{
+    size_t i;
+
+    ck_pool_free(r->pool);
+    for (i = 0; r->fds && i < r->m.nentries; i++) {
+        if (r->fds[i] >= 0)
+            close(r->fds[i]);
+        if (r->readers[i])
+            r->store->ops->close_read(r->readers[i]);
+    }
+    for (i = 0; r->ctx.codecs && i < r->c->workers; i++)
+        ck_codec_free(r->ctx.codecs[i]);
+    free(r->ctx.codecs);
+    free(r->fds);
+    free(r->readers);
+    free(r->left);
+    free(r->fresh);
+    free(r->partial);
+    ck_manifest_cleanup(&r->m);
+    ck_store_free(r->store);
+}
+
+static void fill_stats(pull_run *r, s3ckpt_stats *out, double t0)
+{
+    if (!out)
+        return;
+    r->stats.raw_bytes = r->m.bytes;
+    r->stats.stored_bytes = r->m.stored_bytes;
+    r->stats.seconds = ck_now() - t0;
+    *out = r->stats;
+}
+
+s3ckpt_status ck_pull_run(s3ckpt_client *c, const char *store_url, const char *dest,
+                          const s3ckpt_pull_opts *opts)
+{
+    pull_run r;
+    char *final = NULL;
+    int dest_exists = 0;
+    double t0 = ck_now();
+    s3ckpt_status st;
+
+    memset(&r, 0, sizeof(r));
+    ck_manifest_init(&r.m);
+    r.c = c;
+    r.opts = opts;
+    r.ctx.op = "pull";
+    r.ctx.write = 1;
+    if ((st = setup(&r, store_url, opts ? opts->name : NULL)) ||
+        (st = plan_dest(&r, dest, &final, &dest_exists)) || (st = prepare_partial(&r)) ||
+        (st = make_dirs(&r)))
+        goto out;
+    ck_log(c, 1, "pull %s/%s -> %s: %" PRIu64 " files, %" PRIu64 " bytes, %u workers, %zu slots",
+           store_url, r.name, final, r.m.files, r.m.bytes, c->workers, ck_pool_slots(r.pool));
+    report(&r);
+    if ((st = run_pipeline(&r)))
+        goto out; /* the partial directory stays for a re-run to resume */
+    st = move_into_place(&r, final, dest_exists);
+out:
+    if (opts && opts->name_out && opts->name_out_size)
+        snprintf(opts->name_out, opts->name_out_size, "%s", r.name);
+    fill_stats(&r, opts ? opts->stats : NULL, t0);
+    free(final);
+    teardown(&r);
+    return st;
+}
+
+static s3ckpt_status verify_objects(pull_run *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->m.nentries; i++) {
+        const ck_entry *e = &r->m.entries[i];
+        ck_obj_info info;
+        char *key;
+        s3ckpt_status st;
+
+        if (e->is_dir)
+            continue;
+        if (!(key = join(r->name, e->key)))
+            return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+        st = r->store->ops->head(r->store, key, &info);
+        if (st == S3CKPT_ENOTFOUND)
+            st = ck_err_set(&r->c->err, S3CKPT_ECORRUPT, "verify: %s: data object %s is missing",
+                            e->path, key);
+        else if (!st && info.size != e->object_size)
+            st = ck_err_set(&r->c->err, S3CKPT_ECORRUPT,
+                            "verify: %s: data object %s is %" PRIu64
+                            " bytes, manifest says %" PRIu64,
+                            e->path, key, info.size, e->object_size);
+        else if (!st && info.etag[0] && e->etag[0] && strcmp(info.etag, e->etag))
+            st = ck_err_set(&r->c->err, S3CKPT_ECORRUPT,
+                            "verify: %s: data object %s changed (ETag %s, manifest says %s)",
+                            e->path, key, info.etag, e->etag);
+        free(key);
+        if (st)
+            return st;
+        r->stats.files++;
+    }
+    return S3CKPT_OK;
+}
+
+s3ckpt_status ck_verify_run(s3ckpt_client *c, const char *store_url, const char *name, int deep,
+                            s3ckpt_stats *stats)
+{
+    pull_run r;
+    double t0 = ck_now();
+    s3ckpt_status st;
+
+    memset(&r, 0, sizeof(r));
+    ck_manifest_init(&r.m);
+    r.c = c;
+    r.ctx.op = "verify";
+    r.ctx.write = 0;
+    if (!(st = setup(&r, store_url, name)))
+        st = deep ? run_pipeline(&r) : verify_objects(&r);
+    fill_stats(&r, stats, t0);
+    teardown(&r);
+    return st;
+}

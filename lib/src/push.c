@@ -1,0 +1,469 @@
+/*
+ * push - directory -> data objects -> manifest -> latest.
+ *
+ * The coordinator (the calling thread) walks the sorted entry list and hands chunk jobs to the
+ * worker pool (read, digest, compress), one buffer slot per job. Frames of a file must land in
+ * its data object in order, so results are collected in issue order through a ring of slots;
+ * the coordinator alone appends to writers and owns the manifest under construction. When all
+ * objects are committed and synced, the manifest is created (if absent) and only then `latest`
+ * moves: a checkpoint is complete or invisible.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "codec.h"
+#include "path.h"
+#include "pool.h"
+#include "walk.h"
+
+typedef struct push_ctx {
+    s3ckpt_client *c;
+    ck_codec **codecs;
+    const char *base; /* source directory, for messages */
+} push_ctx;
+
+static void push_job(ck_slot *s, unsigned worker, void *arg)
+{
+    push_ctx *ctx = arg;
+    char why[160];
+    size_t got = 0;
+
+    if (ck_canceled(ctx->c)) {
+        s->status = S3CKPT_ECANCELED;
+        return;
+    }
+    while (got < s->raw_len) {
+        ssize_t n = pread(s->fd, s->raw + got, s->raw_len - got, (off_t)(s->raw_off + got));
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            s->status = ck_err_set(&ctx->c->err, S3CKPT_EIO, "push: reading %s/%s: %s", ctx->base,
+                                   s->path, n ? strerror(errno) : "file is shorter than listed");
+            return;
+        }
+        got += (size_t)n;
+    }
+    ck_digest_bytes(&s->digest, s->raw, s->raw_len);
+    s->stored_len = (uint32_t)ck_codec_compress(ctx->codecs[worker], s->stored, s->stored_cap,
+                                                s->raw, s->raw_len, why, sizeof(why));
+    if (s->stored_len == 0)
+        s->status = ck_err_set(&ctx->c->err, S3CKPT_EIO, "push: %s/%s chunk %" PRIu64 ": %s",
+                               ctx->base, s->path, s->chunk, why);
+}
+
+typedef struct push_run {
+    s3ckpt_client *c;
+    ck_store *store;
+    ck_walk walk;
+    ck_manifest m;
+    ck_pool *pool;
+    push_ctx ctx;
+    char prefix[CK_NAME_MAX + 2];
+    int *fds;
+    const s3ckpt_push_opts *opts;
+    s3ckpt_stats stats;
+    uint64_t done_bytes;
+} push_run;
+
+static s3ckpt_status open_source(push_run *r, size_t i)
+{
+    char *p = ck_walk_local_path(&r->walk, &r->walk.entries[i]);
+
+    if (!p)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    r->fds[i] = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (r->fds[i] < 0) {
+        s3ckpt_status st =
+            ck_err_set(&r->c->err, ck_err_from_errno(errno), "push: %s: %s", p, strerror(errno));
+        free(p);
+        return st;
+    }
+    free(p);
+    return S3CKPT_OK;
+}
+
+/* A checkpoint written while we read it would be stored half old, half new: refuse it. */
+static s3ckpt_status check_unchanged(push_run *r, size_t i)
+{
+    const ck_walk_entry *w = &r->walk.entries[i];
+    struct stat sb;
+
+    if (fstat(r->fds[i], &sb))
+        return ck_err_set(&r->c->err, S3CKPT_EIO, "push: %s/%s: %s", r->walk.base, w->path,
+                          strerror(errno));
+    if ((uint64_t)sb.st_size != w->size ||
+        (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != w->mtime_ns)
+        return ck_err_set(&r->c->err, S3CKPT_EIO,
+                          "push: %s/%s changed while it was being read; push again once the "
+                          "writer has finished",
+                          r->walk.base, w->path);
+    return S3CKPT_OK;
+}
+
+static char *data_key(push_run *r, const char *path)
+{
+    size_t n = strlen(r->prefix) + strlen(CK_DATA_PREFIX) + strlen(path) + 1;
+    char *k = malloc(n);
+
+    if (k)
+        snprintf(k, n, "%s%s%s", r->prefix, CK_DATA_PREFIX, path);
+    return k;
+}
+
+/* Opens the data object of entry i and starts its whole-file digest. */
+static s3ckpt_status begin_object(push_run *r, size_t i, ck_writer **w, ck_digest_acc *acc)
+{
+    char *key = data_key(r, r->m.entries[i].path);
+    s3ckpt_status st;
+
+    if (!key || ck_digest_acc_init(acc)) {
+        free(key);
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    }
+    st = r->store->ops->open_write(r->store, key, w);
+    free(key);
+    return st;
+}
+
+static s3ckpt_status finish_object(push_run *r, size_t i, ck_writer **w, ck_digest_acc *acc)
+{
+    ck_entry *e = &r->m.entries[i];
+    ck_obj_info info;
+    s3ckpt_status st;
+
+    st = r->store->ops->commit(*w, &info);
+    *w = NULL;
+    if (st)
+        return st;
+    if (acc->state)
+        ck_digest_acc_final(acc, &e->digest);
+    if (!(e->etag = strdup(info.etag)))
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    r->stats.files++;
+    return S3CKPT_OK;
+}
+
+static void report(push_run *r)
+{
+    if (r->opts && r->opts->on_progress)
+        r->opts->on_progress(r->opts->userdata, r->done_bytes, r->m.bytes);
+}
+
+/* Issues chunk jobs in entry order and appends their frames in the same order. */
+static s3ckpt_status run_pipeline(push_run *r)
+{
+    size_t nslots = ck_pool_slots(r->pool), n = r->m.nentries, ie = 0, ce = 0;
+    uint64_t ic = 0, cc = 0, seq = 0, head = 0;
+    ck_slot **ring = calloc(nslots, sizeof(*ring));
+    ck_writer *w = NULL;
+    ck_digest_acc acc = {NULL};
+    s3ckpt_status st = S3CKPT_OK;
+    ck_slot *s;
+
+    if (!ring)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    while (ce < n && !st) {
+        ck_entry *e = &r->m.entries[ce];
+
+        if (ck_canceled(r->c)) {
+            st = ck_err_set(&r->c->err, S3CKPT_ECANCELED, "push: canceled");
+            break;
+        }
+        if (e->is_dir) {
+            ce++;
+            continue;
+        }
+        if (e->nchunks == 0) { /* empty file: an empty object */
+            if (!(st = begin_object(r, ce, &w, &acc)))
+                st = finish_object(r, ce, &w, &acc);
+            ce++;
+            continue;
+        }
+        /* issue while slots are free */
+        while (ie < n && (s = ck_pool_acquire(r->pool))) {
+            while (ie < n && (r->m.entries[ie].is_dir || r->m.entries[ie].nchunks == 0))
+                ie++;
+            if (ie == n) {
+                ck_pool_release(r->pool, s);
+                break;
+            }
+            if (ic == 0 && (st = open_source(r, ie))) {
+                ck_pool_release(r->pool, s);
+                break;
+            }
+            s->entry = ie;
+            s->chunk = ic;
+            s->fd = r->fds[ie];
+            s->path = r->m.entries[ie].path;
+            s->raw_off = ic * r->m.chunk_size;
+            s->raw_len = r->m.entries[ie].chunks[ic].raw_len;
+            ring[seq++ % nslots] = s;
+            ck_pool_submit(r->pool, s);
+            if (++ic == r->m.entries[ie].nchunks) {
+                ie++;
+                ic = 0;
+            }
+        }
+        if (st)
+            break;
+        if (head == seq) { /* cannot happen: entry ce has chunks, so some are in flight */
+            st = ck_err_set(&r->c->err, S3CKPT_EINVAL, "push: internal error: no chunk in flight");
+            break;
+        }
+        /* collect the oldest job: it belongs to entry ce, chunk cc */
+        s = ck_pool_wait(r->pool, ring[head++ % nslots]);
+        if (s->status) {
+            st = ck_err_set(&r->c->err, s->status, "push: canceled");
+            ck_pool_release(r->pool, s);
+            break;
+        }
+        if (cc == 0 && (st = begin_object(r, ce, &w, &acc))) {
+            ck_pool_release(r->pool, s);
+            break;
+        }
+        st = r->store->ops->write(w, s->stored, s->stored_len);
+        e->chunks[cc].stored_len = s->stored_len;
+        e->chunks[cc].digest = s->digest;
+        e->object_size += s->stored_len;
+        ck_digest_acc_add(&acc, &s->digest);
+        r->stats.chunks++;
+        r->stats.transferred_bytes += s->stored_len;
+        r->done_bytes += s->raw_len;
+        ck_pool_release(r->pool, s);
+        if (st)
+            break;
+        if (++cc == e->nchunks) {
+            if ((st = check_unchanged(r, ce)) || (st = finish_object(r, ce, &w, &acc)))
+                break;
+            close(r->fds[ce]);
+            r->fds[ce] = -1;
+            ce++;
+            cc = 0;
+        }
+        report(r);
+    }
+    /* on failure, let jobs in flight finish before their buffers and files go away */
+    while ((s = ck_pool_wait(r->pool, NULL)))
+        ck_pool_release(r->pool, s);
+    r->store->ops->abort(w);
+    ck_digest_acc_cleanup(&acc);
+    free(ring);
+    return st;
+}
+
+static s3ckpt_status build_entries(push_run *r)
+{
+    size_t i;
+
+    r->m.entries = calloc(r->walk.n + 1, sizeof(*r->m.entries));
+    r->fds = malloc((r->walk.n + 1) * sizeof(*r->fds));
+    if (!r->m.entries || !r->fds)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    for (i = 0; i < r->walk.n; i++) {
+        const ck_walk_entry *w = &r->walk.entries[i];
+        ck_entry *e = &r->m.entries[i];
+        uint64_t k;
+        size_t klen = strlen(CK_DATA_PREFIX) + strlen(w->path) + 1;
+
+        r->fds[i] = -1;
+        r->m.nentries++;
+        e->is_dir = w->is_dir;
+        e->mode = w->mode;
+        e->size = w->size;
+        if (!(e->path = strdup(w->path)))
+            return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+        if (e->is_dir)
+            continue;
+        e->nchunks = ck_chunk_count(w->size, r->m.chunk_size);
+        e->key = malloc(klen);
+        e->chunks = calloc(e->nchunks + 1, sizeof(*e->chunks));
+        if (!e->key || !e->chunks)
+            return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+        snprintf(e->key, klen, "%s%s", CK_DATA_PREFIX, w->path);
+        for (k = 0; k < e->nchunks; k++)
+            e->chunks[k].raw_len = ck_chunk_len(w->size, r->m.chunk_size, k);
+    }
+    ck_manifest_sum(&r->m);
+    return S3CKPT_OK;
+}
+
+static s3ckpt_status set_header(push_run *r, const char *path, const s3ckpt_push_opts *o)
+{
+    char name[CK_NAME_MAX + 1], why[128], stamp[40];
+    struct timespec ts;
+    struct tm tm;
+    size_t i;
+
+    if (o && o->name)
+        snprintf(name, sizeof(name), "%s", o->name);
+    else
+        ck_name_derive(path, o ? o->step : -1, name, sizeof(name));
+    if (ck_name_check(o && o->name ? o->name : name, why, sizeof(why)))
+        return ck_err_set(&r->c->err, S3CKPT_EINVAL, "push: bad checkpoint name \"%.200s\": %s",
+                          o && o->name ? o->name : name, why);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(stamp + strlen(stamp), sizeof(stamp) - strlen(stamp), ".%03ldZ", ts.tv_nsec / 1000000);
+    r->m.name = strdup(name);
+    r->m.created = strdup(stamp);
+    r->m.tool = strdup("s3ckpt " S3CKPT_VERSION_STRING);
+    r->m.step = o && o->step >= 0 ? o->step : -1;
+    r->m.chunk_size = r->c->chunk_size;
+    if (!r->m.name || !r->m.created || !r->m.tool)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    snprintf(r->prefix, sizeof(r->prefix), "%s/", name);
+    if (!o || !o->meta_count)
+        return S3CKPT_OK;
+    if (o->meta_count > CK_MAX_META)
+        return ck_err_set(&r->c->err, S3CKPT_EINVAL, "push: more than %u metadata keys",
+                          CK_MAX_META);
+    r->m.meta = calloc(o->meta_count, sizeof(*r->m.meta));
+    if (!r->m.meta)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    for (i = 0; i < o->meta_count; i++) {
+        const s3ckpt_kv *kv = &o->meta[i];
+        size_t j;
+
+        if (!kv->key || !*kv->key || !kv->value || strlen(kv->key) > CK_META_KEY_MAX ||
+            strlen(kv->value) > CK_META_VALUE_MAX)
+            return ck_err_set(&r->c->err, S3CKPT_EINVAL,
+                              "push: metadata keys are 1..%u bytes, values up to %u",
+                              CK_META_KEY_MAX, CK_META_VALUE_MAX);
+        for (j = 0; j < i; j++)
+            if (!strcmp(r->m.meta[j].key, kv->key))
+                return ck_err_set(&r->c->err, S3CKPT_EINVAL,
+                                  "push: metadata key \"%s\" given twice", kv->key);
+        r->m.meta[i].key = strdup(kv->key);
+        r->m.meta[i].value = strdup(kv->value);
+        r->m.meta_count++;
+        if (!r->m.meta[i].key || !r->m.meta[i].value)
+            return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    }
+    return S3CKPT_OK;
+}
+
+/* Writes the manifest if no other push committed the name first. */
+static s3ckpt_status commit(push_run *r)
+{
+    char key[CK_NAME_MAX + 32], why[256], *json = NULL;
+    size_t len;
+    s3ckpt_status st;
+
+    ck_manifest_sum(&r->m);
+    st = ck_manifest_validate(&r->m, why, sizeof(why));
+    if (st)
+        return ck_err_set(&r->c->err, S3CKPT_EINVAL, "push: refusing to commit: %s", why);
+    st = ck_manifest_encode(&r->m, &json, &len);
+    if (st)
+        return ck_err_set(&r->c->err, st, "push: out of memory encoding the manifest");
+    st = r->store->ops->sync(r->store);
+    if (!st) {
+        snprintf(key, sizeof(key), "%smanifest.json", r->prefix);
+        st = r->store->ops->put(r->store, key, json, len, CK_PUT_IF_ABSENT, NULL, NULL);
+        if (st == S3CKPT_EEXISTS)
+            ck_err_set(&r->c->err, st,
+                       "push: checkpoint %s was committed by another push meanwhile; this one "
+                       "was not committed",
+                       r->m.name);
+    }
+    free(json);
+    return st;
+}
+
+static s3ckpt_status prepare_name(push_run *r, int force)
+{
+    char key[CK_NAME_MAX + 32];
+    ck_obj_info info;
+    s3ckpt_status st;
+
+    snprintf(key, sizeof(key), "%smanifest.json", r->prefix);
+    st = r->store->ops->head(r->store, key, &info);
+    if (st == S3CKPT_ENOTFOUND)
+        return S3CKPT_OK;
+    if (st)
+        return st;
+    if (!force)
+        return ck_err_set(&r->c->err, S3CKPT_EEXISTS,
+                          "push: checkpoint %s already exists in %s (use --force to replace it)",
+                          r->m.name, r->store->url);
+    /* replacing: make the old one invisible before its objects are overwritten */
+    ck_log(r->c, 1, "replacing checkpoint %s", r->m.name);
+    return r->store->ops->remove(r->store, key);
+}
+
+s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_url,
+                          const s3ckpt_push_opts *opts)
+{
+    push_run r;
+    size_t slot_bytes, i;
+    s3ckpt_status st;
+    double t0 = ck_now();
+
+    memset(&r, 0, sizeof(r));
+    ck_manifest_init(&r.m);
+    r.c = c;
+    r.opts = opts;
+    r.ctx.c = c;
+    if ((st = ck_walk_run(&r.walk, path, &c->err)) || (st = set_header(&r, path, opts)) ||
+        (st = build_entries(&r)) || (st = ck_store_open(&r.store, store_url, 1, &c->err)) ||
+        (st = prepare_name(&r, opts && opts->force)))
+        goto out;
+    r.ctx.base = r.walk.base;
+    r.ctx.codecs = calloc(c->workers, sizeof(*r.ctx.codecs));
+    if (!r.ctx.codecs) {
+        st = ck_err_set(&c->err, S3CKPT_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (i = 0; i < c->workers; i++) {
+        if (!(r.ctx.codecs[i] = ck_codec_new(c->level))) {
+            st = ck_err_set(&c->err, S3CKPT_ENOMEM, "out of memory creating zstd contexts");
+            goto out;
+        }
+    }
+    slot_bytes = (size_t)c->chunk_size + ck_codec_bound((size_t)c->chunk_size);
+    st = ck_pool_new(&r.pool, c->workers, ck_client_slots(c, slot_bytes), (size_t)c->chunk_size,
+                     ck_codec_bound((size_t)c->chunk_size), push_job, &r.ctx);
+    if (st) {
+        ck_err_set(&c->err, st, "out of memory allocating %zu-byte chunk buffers", slot_bytes);
+        goto out;
+    }
+    ck_log(c, 1, "push %s -> %s/%s: %" PRIu64 " files, %" PRIu64 " bytes, %u workers, %zu slots",
+           path, store_url, r.m.name, r.m.files, r.m.bytes, c->workers, ck_pool_slots(r.pool));
+    report(&r);
+    if ((st = run_pipeline(&r)) || (st = commit(&r)))
+        goto out;
+    if (!(opts && opts->no_latest))
+        st = ck_latest_update(c, r.store, r.m.name, r.m.step);
+out:
+    if (opts && opts->name_out && opts->name_out_size && r.m.name)
+        snprintf(opts->name_out, opts->name_out_size, "%s", r.m.name);
+    if (opts && opts->stats) {
+        r.stats.raw_bytes = r.m.bytes;
+        r.stats.stored_bytes = r.m.stored_bytes;
+        r.stats.seconds = ck_now() - t0;
+        *opts->stats = r.stats;
+    }
+    ck_pool_free(r.pool);
+    for (i = 0; r.ctx.codecs && i < c->workers; i++)
+        ck_codec_free(r.ctx.codecs[i]);
+    free(r.ctx.codecs);
+    for (i = 0; r.fds && i < r.m.nentries; i++)
+        if (r.fds[i] >= 0)
+            close(r.fds[i]);
+    free(r.fds);
+    ck_store_free(r.store);
+    ck_manifest_cleanup(&r.m);
+    ck_walk_cleanup(&r.walk);
+    return st;
+}

@@ -1,0 +1,76 @@
+/*
+ * store - the backend interface. Keys are '/'-separated and relative to the store's prefix
+ * (file:///root or s3://bucket/prefix). Every call reports failures on the store's ck_err with a
+ * message naming the store, the operation and the key.
+ */
+#ifndef CK_STORE_H
+#define CK_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "err.h"
+
+#define CK_ETAG_MAX 80
+
+typedef struct ck_obj_info {
+    uint64_t size;
+    char etag[CK_ETAG_MAX]; /* "" when the store cannot tell cheaply */
+} ck_obj_info;
+
+typedef enum ck_put_mode {
+    CK_PUT_OVERWRITE = 0,
+    CK_PUT_IF_ABSENT = 1, /* fails with EEXISTS when the key exists */
+    CK_PUT_IF_MATCH = 2   /* fails with EEXISTS unless the current ETag equals if_match */
+} ck_put_mode;
+
+typedef struct ck_store ck_store;
+typedef struct ck_reader ck_reader; /* one object, pinned to what it was when opened */
+typedef struct ck_writer ck_writer; /* one object under construction; invisible until commit */
+
+/* Called per key (or per common prefix, ending in '/', when listing with a delimiter). */
+typedef s3ckpt_status ck_list_fn(void *ud, const char *key, int is_prefix);
+
+typedef struct ck_store_ops {
+    /* Whole small object, at most max_bytes (EINVAL beyond). ENOTFOUND when missing. */
+    s3ckpt_status (*get)(ck_store *s, const char *key, size_t max_bytes, ck_buf *out,
+                         ck_obj_info *info);
+    s3ckpt_status (*put)(ck_store *s, const char *key, const void *data, size_t len,
+                         ck_put_mode mode, const char *if_match, ck_obj_info *info);
+    s3ckpt_status (*head)(ck_store *s, const char *key, ck_obj_info *info);
+    /* etag: when non-empty, the object must still be that version (If-Match). */
+    s3ckpt_status (*open_read)(ck_store *s, const char *key, const char *etag, ck_reader **out);
+    /* Exactly n bytes at off; safe to call from several threads on one reader. */
+    s3ckpt_status (*read_at)(ck_reader *r, uint64_t off, void *dst, size_t n);
+    void (*close_read)(ck_reader *r);
+    s3ckpt_status (*open_write)(ck_store *s, const char *key, ck_writer **out);
+    s3ckpt_status (*write)(ck_writer *w, const void *data, size_t len);
+    s3ckpt_status (*commit)(ck_writer *w, ck_obj_info *info);
+    void (*abort)(ck_writer *w); /* also frees; NULL is a no-op */
+    /* delimited: only the level below prefix (keys and "sub/" prefixes); else all keys. */
+    s3ckpt_status (*list)(ck_store *s, const char *prefix, int delimited, ck_list_fn *fn, void *ud);
+    s3ckpt_status (*remove)(ck_store *s, const char *key); /* a missing key is not an error */
+    /* Makes every committed object durable before a commit point is written. */
+    s3ckpt_status (*sync)(ck_store *s);
+    void (*free)(ck_store *s);
+} ck_store_ops;
+
+struct ck_store {
+    const ck_store_ops *ops;
+    ck_err *err;
+    char *url; /* as given, for messages */
+};
+
+/* Parses url (file:///abs/path; s3:// comes with the S3 backend) and opens the store.
+ * create: make a missing file-store root (push); otherwise a missing root is ENOTFOUND. */
+s3ckpt_status ck_store_open(ck_store **out, const char *url, int create, ck_err *err);
+void ck_store_free(ck_store *s);
+
+/* Parses a file:// URL into an absolute local path (percent-decoded). 0 ok, -1 invalid. */
+int ck_store_file_path(const char *url, char *path, size_t path_len);
+
+s3ckpt_status ck_store_file_open(ck_store **out, const char *url, const char *root, int create,
+                                 ck_err *err);
+
+#endif

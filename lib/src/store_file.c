@@ -1,0 +1,589 @@
+/*
+ * store_file - the embedded default store: a directory laid out exactly like a bucket, one file
+ * per key. Objects are written to a hidden temporary name and renamed into place, so a key
+ * either holds a whole object or nothing; create-if-absent uses link(2), which fails when the
+ * target exists; compare-and-swap holds an flock on the root while it compares and renames.
+ * sync() is one syncfs(2) before a commit point instead of an fsync per object.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "digest.h"
+#include "path.h"
+#include "store.h"
+
+typedef struct file_store {
+    ck_store base;
+    char *root;
+    int rootfd;
+} file_store;
+
+struct ck_reader {
+    file_store *fs;
+    int fd;
+    uint64_t size;
+    char *key;
+};
+
+struct ck_writer {
+    file_store *fs;
+    int fd;
+    char *tmp, *final, *key;
+};
+
+static atomic_uint tmp_counter;
+
+static s3ckpt_status fail_errno(file_store *fs, const char *op, const char *key, int errnum)
+{
+    return ck_err_set(fs->base.err, ck_err_from_errno(errnum), "%s %s: %s: %s", op, fs->base.url,
+                      key, strerror(errnum));
+}
+
+/* root + "/" + key, after checking key is a safe relative path. */
+static char *key_path(file_store *fs, const char *key)
+{
+    char why[128], *p;
+    size_t n;
+
+    if (ck_path_check(key, why, sizeof(why))) {
+        ck_err_set(fs->base.err, S3CKPT_EINVAL, "store %s: bad key \"%.200s\": %s", fs->base.url,
+                   key, why);
+        return NULL;
+    }
+    n = strlen(fs->root) + strlen(key) + 2;
+    p = malloc(n);
+    if (!p) {
+        ck_err_set(fs->base.err, S3CKPT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    snprintf(p, n, "%s/%s", fs->root, key);
+    return p;
+}
+
+/* Creates the parent directories of path (which lies under root). */
+static int make_parents(file_store *fs, char *path)
+{
+    size_t rootlen = strlen(fs->root);
+    char *p;
+
+    for (p = path + rootlen + 1; (p = strchr(p, '/')); p++) {
+        *p = '\0';
+        if (mkdir(path, 0755) && errno != EEXIST) {
+            *p = '/';
+            return -1;
+        }
+        *p = '/';
+    }
+    return 0;
+}
+
+static char *tmp_name(const char *final)
+{
+    const char *base = strrchr(final, '/') + 1;
+    size_t n = strlen(final) + 64;
+    char *t = malloc(n);
+
+    if (t)
+        snprintf(t, n, "%.*s.%s.s3ckpt-tmp.%ld.%u", (int)(base - final), final, base,
+                 (long)getpid(), atomic_fetch_add(&tmp_counter, 1));
+    return t;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+
+    while (len) {
+        ssize_t n = write(fd, p, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void etag_of(const void *data, size_t len, char out[CK_ETAG_MAX])
+{
+    snprintf(out, CK_ETAG_MAX, "%016" PRIx64, ck_digest64(data, len));
+}
+
+static s3ckpt_status fs_get(ck_store *s, const char *key, size_t max_bytes, ck_buf *out,
+                            ck_obj_info *info)
+{
+    file_store *fs = (file_store *)s;
+    s3ckpt_status st = S3CKPT_OK;
+    char *path = key_path(fs, key), chunk[65536];
+    int fd = -1;
+    ssize_t n;
+
+    if (!path)
+        return ck_err_status(s->err);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        st = errno == ENOENT ? S3CKPT_ENOTFOUND : fail_errno(fs, "get", key, errno);
+        goto out;
+    }
+    out->max = max_bytes;
+    while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            st = fail_errno(fs, "get", key, errno);
+            goto out;
+        }
+        st = ck_buf_append(out, chunk, (size_t)n);
+        if (st) {
+            st = ck_err_set(s->err, st, "get %s: %s: object larger than %zu bytes", s->url, key,
+                            max_bytes);
+            goto out;
+        }
+    }
+    if (info) {
+        info->size = out->len;
+        etag_of(out->data ? out->data : "", out->len, info->etag);
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    free(path);
+    return st;
+}
+
+static s3ckpt_status fs_put(ck_store *s, const char *key, const void *data, size_t len,
+                            ck_put_mode mode, const char *if_match, ck_obj_info *info)
+{
+    file_store *fs = (file_store *)s;
+    char *path = key_path(fs, key), *tmp = NULL, *dirend;
+    s3ckpt_status st = S3CKPT_OK;
+    int fd = -1, lockfd = -1, dfd;
+
+    if (!path)
+        return ck_err_status(s->err);
+    if (make_parents(fs, path) || !(tmp = tmp_name(path))) {
+        st = fail_errno(fs, "put", key, errno ? errno : ENOMEM);
+        goto out;
+    }
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 || write_all(fd, data, len) || fsync(fd)) {
+        st = fail_errno(fs, "put", key, errno);
+        goto out;
+    }
+    if (mode == CK_PUT_IF_ABSENT) {
+        if (link(tmp, path)) {
+            st = errno == EEXIST ? S3CKPT_EEXISTS : fail_errno(fs, "put", key, errno);
+            goto out;
+        }
+    } else {
+        if (mode == CK_PUT_IF_MATCH) {
+            ck_buf cur;
+            ck_obj_info ci;
+            s3ckpt_status gst;
+
+            lockfd = openat(fs->rootfd, ".s3ckpt.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+            if (lockfd < 0 || flock(lockfd, LOCK_EX)) {
+                st = fail_errno(fs, "lock", ".s3ckpt.lock", errno);
+                goto out;
+            }
+            ck_buf_init(&cur, 0);
+            gst = fs_get(s, key, 1 << 20, &cur, &ci);
+            ck_buf_cleanup(&cur);
+            if (gst && gst != S3CKPT_ENOTFOUND) {
+                st = gst;
+                goto out;
+            }
+            if (gst == S3CKPT_ENOTFOUND || strcmp(ci.etag, if_match ? if_match : "")) {
+                st = S3CKPT_EEXISTS; /* precondition failed: someone else changed it */
+                goto out;
+            }
+        }
+        if (rename(tmp, path)) {
+            st = fail_errno(fs, "put", key, errno);
+            goto out;
+        }
+    }
+    dirend = strrchr(path, '/');
+    *dirend = '\0';
+    dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    *dirend = '/';
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    if (info) {
+        info->size = len;
+        etag_of(data, len, info->etag);
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    if (tmp)
+        unlink(tmp); /* after rename this is a no-op; after link it drops the temp name */
+    if (lockfd >= 0)
+        close(lockfd);
+    free(tmp);
+    free(path);
+    return st;
+}
+
+static s3ckpt_status fs_head(ck_store *s, const char *key, ck_obj_info *info)
+{
+    file_store *fs = (file_store *)s;
+    char *path = key_path(fs, key);
+    struct stat sb;
+    s3ckpt_status st = S3CKPT_OK;
+
+    if (!path)
+        return ck_err_status(s->err);
+    if (stat(path, &sb))
+        st = errno == ENOENT ? S3CKPT_ENOTFOUND : fail_errno(fs, "head", key, errno);
+    else if (!S_ISREG(sb.st_mode))
+        st = S3CKPT_ENOTFOUND;
+    else if (info) {
+        info->size = (uint64_t)sb.st_size;
+        info->etag[0] = '\0';
+    }
+    free(path);
+    return st;
+}
+
+/* The file store pins a version by holding the open descriptor: an object replaced by rename
+ * does not change what an open reader sees. The digests in the manifest catch the rest. */
+static s3ckpt_status fs_open_read(ck_store *s, const char *key, const char *etag, ck_reader **out)
+{
+    file_store *fs = (file_store *)s;
+    ck_reader *r = calloc(1, sizeof(*r));
+    char *path = key_path(fs, key);
+    struct stat sb;
+    s3ckpt_status st = S3CKPT_OK;
+
+    (void)etag;
+    *out = NULL;
+    if (!r || !path) {
+        st = path ? ck_err_set(s->err, S3CKPT_ENOMEM, "out of memory") : ck_err_status(s->err);
+        goto out;
+    }
+    r->fs = fs;
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0 || fstat(r->fd, &sb)) {
+        st = errno == ENOENT
+                 ? ck_err_set(s->err, S3CKPT_ECORRUPT, "%s: data object %s is missing", s->url, key)
+                 : fail_errno(fs, "open", key, errno);
+        goto out;
+    }
+    r->size = (uint64_t)sb.st_size;
+    if (!(r->key = strdup(key))) {
+        st = ck_err_set(s->err, S3CKPT_ENOMEM, "out of memory");
+        goto out;
+    }
+    *out = r;
+    r = NULL;
+out:
+    if (r && r->fd >= 0)
+        close(r->fd);
+    free(r);
+    free(path);
+    return st;
+}
+
+static s3ckpt_status fs_read_at(ck_reader *r, uint64_t off, void *dst, size_t n)
+{
+    char *p = dst;
+
+    if (off > r->size || n > r->size - off)
+        return ck_err_set(r->fs->base.err, S3CKPT_ECORRUPT,
+                          "%s: data object %s is truncated: %" PRIu64
+                          " bytes, needed bytes %" PRIu64 "..%" PRIu64,
+                          r->fs->base.url, r->key, r->size, off, off + n);
+    while (n) {
+        ssize_t got = pread(r->fd, p, n, (off_t)off);
+
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return fail_errno(r->fs, "read", r->key, errno);
+        if (got == 0)
+            return ck_err_set(r->fs->base.err, S3CKPT_ECORRUPT,
+                              "%s: data object %s is truncated at byte %" PRIu64, r->fs->base.url,
+                              r->key, off);
+        p += got;
+        n -= (size_t)got;
+        off += (uint64_t)got;
+    }
+    return S3CKPT_OK;
+}
+
+static void fs_close_read(ck_reader *r)
+{
+    if (!r)
+        return;
+    close(r->fd);
+    free(r->key);
+    free(r);
+}
+
+static s3ckpt_status fs_open_write(ck_store *s, const char *key, ck_writer **out)
+{
+    file_store *fs = (file_store *)s;
+    ck_writer *w = calloc(1, sizeof(*w));
+    s3ckpt_status st = S3CKPT_OK;
+
+    *out = NULL;
+    if (!w)
+        return ck_err_set(s->err, S3CKPT_ENOMEM, "out of memory");
+    w->fs = fs;
+    w->fd = -1;
+    if (!(w->final = key_path(fs, key))) {
+        st = ck_err_status(s->err);
+        goto fail;
+    }
+    if (!(w->key = strdup(key)) || !(w->tmp = tmp_name(w->final))) {
+        st = ck_err_set(s->err, S3CKPT_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (make_parents(fs, w->final) ||
+        (w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
+        st = fail_errno(fs, "put", key, errno);
+        goto fail;
+    }
+    *out = w;
+    return S3CKPT_OK;
+fail:
+    free(w->final);
+    free(w->key);
+    free(w->tmp);
+    free(w);
+    return st;
+}
+
+static s3ckpt_status fs_write(ck_writer *w, const void *data, size_t len)
+{
+    if (write_all(w->fd, data, len))
+        return fail_errno(w->fs, "put", w->key, errno);
+    return S3CKPT_OK;
+}
+
+static void fs_abort(ck_writer *w)
+{
+    if (!w)
+        return;
+    if (w->fd >= 0)
+        close(w->fd);
+    if (w->tmp)
+        unlink(w->tmp);
+    free(w->tmp);
+    free(w->final);
+    free(w->key);
+    free(w);
+}
+
+static s3ckpt_status fs_commit(ck_writer *w, ck_obj_info *info)
+{
+    struct stat sb;
+    s3ckpt_status st = S3CKPT_OK;
+
+    if (fstat(w->fd, &sb) || close(w->fd)) {
+        w->fd = -1;
+        st = fail_errno(w->fs, "put", w->key, errno);
+        goto out;
+    }
+    w->fd = -1;
+    if (rename(w->tmp, w->final)) {
+        st = fail_errno(w->fs, "put", w->key, errno);
+        goto out;
+    }
+    free(w->tmp);
+    w->tmp = NULL;
+    if (info) {
+        info->size = (uint64_t)sb.st_size;
+        info->etag[0] = '\0';
+    }
+out:
+    fs_abort(w);
+    return st;
+}
+
+static s3ckpt_status list_dir(file_store *fs, const char *prefix, int delimited, ck_list_fn *fn,
+                              void *ud)
+{
+    size_t plen = strlen(prefix), n = strlen(fs->root) + plen + 2;
+    s3ckpt_status st = S3CKPT_OK;
+    char *dirpath = malloc(n), *key = NULL;
+    struct dirent *de;
+    DIR *d;
+
+    if (!dirpath)
+        return ck_err_set(fs->base.err, S3CKPT_ENOMEM, "out of memory");
+    snprintf(dirpath, n, "%s/%s", fs->root, prefix);
+    d = opendir(dirpath);
+    if (!d) {
+        st =
+            errno == ENOENT || errno == ENOTDIR ? S3CKPT_OK : fail_errno(fs, "list", prefix, errno);
+        free(dirpath);
+        return st;
+    }
+    while (!st && (de = readdir(d))) {
+        size_t klen = plen + strlen(de->d_name) + 2;
+        struct stat sb;
+        char *p;
+
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        if (delimited && de->d_name[0] == '.')
+            continue; /* temp names and the lock file are not keys */
+        if (!(p = realloc(key, klen))) {
+            st = ck_err_set(fs->base.err, S3CKPT_ENOMEM, "out of memory");
+            break;
+        }
+        key = p;
+        snprintf(key, klen, "%s%s", prefix, de->d_name);
+        if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW))
+            continue; /* removed meanwhile */
+        if (S_ISDIR(sb.st_mode)) {
+            snprintf(key, klen, "%s%s/", prefix, de->d_name);
+            st = delimited ? fn(ud, key, 1) : list_dir(fs, key, 0, fn, ud);
+        } else if (S_ISREG(sb.st_mode)) {
+            st = fn(ud, key, 0);
+        }
+    }
+    closedir(d);
+    free(key);
+    free(dirpath);
+    return st;
+}
+
+static s3ckpt_status fs_list(ck_store *s, const char *prefix, int delimited, ck_list_fn *fn,
+                             void *ud)
+{
+    return list_dir((file_store *)s, prefix, delimited, fn, ud);
+}
+
+static s3ckpt_status fs_remove(ck_store *s, const char *key)
+{
+    file_store *fs = (file_store *)s;
+    size_t rootlen = strlen(fs->root);
+    char *path, *slash;
+
+    /* keys from listing may hold our temp names, which ck_path_check accepts */
+    if (!(path = key_path(fs, key)))
+        return ck_err_status(s->err);
+    if (unlink(path) && errno != ENOENT) {
+        s3ckpt_status st = fail_errno(fs, "delete", key, errno);
+
+        free(path);
+        return st;
+    }
+    /* no empty "prefixes": drop directories left empty, as a bucket has none */
+    while ((slash = strrchr(path, '/')) && (size_t)(slash - path) > rootlen) {
+        *slash = '\0';
+        if (rmdir(path))
+            break;
+    }
+    free(path);
+    return S3CKPT_OK;
+}
+
+static s3ckpt_status fs_sync(ck_store *s)
+{
+    file_store *fs = (file_store *)s;
+
+    if (syncfs(fs->rootfd))
+        return fail_errno(fs, "sync", ".", errno);
+    return S3CKPT_OK;
+}
+
+static void fs_free(ck_store *s)
+{
+    file_store *fs = (file_store *)s;
+
+    if (fs->rootfd >= 0)
+        close(fs->rootfd);
+    free(fs->root);
+    free(s->url);
+    free(fs);
+}
+
+static const ck_store_ops file_ops = {
+    .get = fs_get,
+    .put = fs_put,
+    .head = fs_head,
+    .open_read = fs_open_read,
+    .read_at = fs_read_at,
+    .close_read = fs_close_read,
+    .open_write = fs_open_write,
+    .write = fs_write,
+    .commit = fs_commit,
+    .abort = fs_abort,
+    .list = fs_list,
+    .remove = fs_remove,
+    .sync = fs_sync,
+    .free = fs_free,
+};
+
+static int mkdir_p(char *path)
+{
+    char *p;
+
+    for (p = path + 1; (p = strchr(p, '/')); p++) {
+        *p = '\0';
+        if (mkdir(path, 0755) && errno != EEXIST) {
+            *p = '/';
+            return -1;
+        }
+        *p = '/';
+    }
+    return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+s3ckpt_status ck_store_file_open(ck_store **out, const char *url, const char *root, int create,
+                                 ck_err *err)
+{
+    file_store *fs = calloc(1, sizeof(*fs));
+    struct stat sb;
+
+    *out = NULL;
+    if (!fs)
+        return ck_err_set(err, S3CKPT_ENOMEM, "out of memory");
+    fs->base.ops = &file_ops;
+    fs->base.err = err;
+    fs->rootfd = -1;
+    fs->root = strdup(root);
+    fs->base.url = strdup(url);
+    if (!fs->root || !fs->base.url) {
+        fs_free(&fs->base);
+        return ck_err_set(err, S3CKPT_ENOMEM, "out of memory");
+    }
+    while (strlen(fs->root) > 1 && fs->root[strlen(fs->root) - 1] == '/')
+        fs->root[strlen(fs->root) - 1] = '\0';
+    if (create && mkdir_p(fs->root)) {
+        s3ckpt_status st =
+            ck_err_set(err, ck_err_from_errno(errno), "store %s: cannot create %s: %s", url,
+                       fs->root, strerror(errno));
+        fs_free(&fs->base);
+        return st;
+    }
+    fs->rootfd = open(fs->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fs->rootfd < 0 || fstat(fs->rootfd, &sb)) {
+        int e = errno;
+        s3ckpt_status st =
+            ck_err_set(err, e == ENOENT ? S3CKPT_ENOTFOUND : ck_err_from_errno(e), "store %s: %s",
+                       url, e == ENOENT ? "no such directory" : strerror(e));
+        fs_free(&fs->base);
+        return st;
+    }
+    *out = &fs->base;
+    return S3CKPT_OK;
+}

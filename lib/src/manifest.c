@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "path.h"
+#include "trailer.h"
 
 void ck_manifest_init(ck_manifest *m)
 {
@@ -404,9 +405,10 @@ static s3ckpt_status validate_file(const ck_manifest *m, const ck_entry *e, char
     }
     if (raw != e->size)
         FAIL("%s: chunk lengths add up to %" PRIu64 ", size is %" PRIu64, e->path, raw, e->size);
-    if (stored != e->object_size)
-        FAIL("%s: stored lengths add up to %" PRIu64 ", object_size is %" PRIu64, e->path, stored,
-             e->object_size);
+    if (stored + ck_trailer_size(e->nchunks) != e->object_size)
+        FAIL("%s: stored lengths add up to %" PRIu64 " (+ %" PRIu64
+             "-byte chunk index), object_size is %" PRIu64,
+             e->path, stored, ck_trailer_size(e->nchunks), e->object_size);
     if (ck_digest_acc_init(&acc))
         return S3CKPT_ENOMEM;
     for (i = 0; i < e->nchunks; i++)

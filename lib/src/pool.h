@@ -29,6 +29,7 @@ struct ck_slot {
     ck_digest expect; /* pull: digest the chunk must have */
     int check_local;  /* pull: the file existed; keep the chunk if it is already right */
     int fresh;        /* pull: the file is new, so all-zero chunks can stay holes */
+    int digest_only;  /* push: read and digest, do not compress (resume check) */
     /* results, set by the worker */
     ck_digest digest;
     int reused; /* pull: chunk already on disk */

@@ -23,6 +23,7 @@
 #include "codec.h"
 #include "path.h"
 #include "pool.h"
+#include "trailer.h"
 #include "walk.h"
 
 typedef struct push_ctx {
@@ -54,6 +55,8 @@ static void push_job(ck_slot *s, unsigned worker, void *arg)
         got += (size_t)n;
     }
     ck_digest_bytes(&s->digest, s->raw, s->raw_len);
+    if (s->digest_only)
+        return;
     s->stored_len = (uint32_t)ck_codec_compress(ctx->codecs[worker], s->stored, s->stored_cap,
                                                 s->raw, s->raw_len, why, sizeof(why));
     if (s->stored_len == 0)
@@ -70,6 +73,7 @@ typedef struct push_run {
     push_ctx ctx;
     char prefix[CK_NAME_MAX + 2];
     int *fds;
+    int *reused; /* entry's object from an interrupted run is kept as it is */
     const s3ckpt_push_opts *opts;
     s3ckpt_stats stats;
     uint64_t done_bytes;
@@ -138,15 +142,26 @@ static s3ckpt_status begin_object(push_run *r, size_t i, ck_writer **w, ck_diges
 static s3ckpt_status finish_object(push_run *r, size_t i, ck_writer **w, ck_digest_acc *acc)
 {
     ck_entry *e = &r->m.entries[i];
+    uint64_t tlen = ck_trailer_size(e->nchunks);
+    unsigned char *trailer = malloc(tlen);
     ck_obj_info info;
     s3ckpt_status st;
 
-    st = r->store->ops->commit(*w, &info);
+    if (!trailer)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    ck_digest_acc_final(acc, &e->digest);
+    ck_trailer_encode(e, r->m.chunk_size, trailer);
+    st = r->store->ops->write(*w, trailer, tlen);
+    free(trailer);
+    if (!st)
+        st = r->store->ops->commit(*w, &info);
+    else
+        r->store->ops->abort(*w);
     *w = NULL;
     if (st)
         return st;
-    if (acc->state)
-        ck_digest_acc_final(acc, &e->digest);
+    e->object_size += tlen;
+    r->stats.transferred_bytes += tlen;
     if (!(e->etag = strdup(info.etag)))
         return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
     r->stats.files++;
@@ -179,11 +194,11 @@ static s3ckpt_status run_pipeline(push_run *r)
             st = ck_err_set(&r->c->err, S3CKPT_ECANCELED, "push: canceled");
             break;
         }
-        if (e->is_dir) {
+        if (e->is_dir || r->reused[ce]) {
             ce++;
             continue;
         }
-        if (e->nchunks == 0) { /* empty file: an empty object */
+        if (e->nchunks == 0) { /* empty file: an object holding only the chunk index */
             if (!(st = begin_object(r, ce, &w, &acc)))
                 st = finish_object(r, ce, &w, &acc);
             ce++;
@@ -191,7 +206,8 @@ static s3ckpt_status run_pipeline(push_run *r)
         }
         /* issue while slots are free */
         while (ie < n && (s = ck_pool_acquire(r->pool))) {
-            while (ie < n && (r->m.entries[ie].is_dir || r->m.entries[ie].nchunks == 0))
+            while (ie < n &&
+                   (r->m.entries[ie].is_dir || r->reused[ie] || r->m.entries[ie].nchunks == 0))
                 ie++;
             if (ie == n) {
                 ck_pool_release(r->pool, s);
@@ -205,6 +221,7 @@ static s3ckpt_status run_pipeline(push_run *r)
             s->chunk = ic;
             s->fd = r->fds[ie];
             s->path = r->m.entries[ie].path;
+            s->digest_only = 0;
             s->raw_off = ic * r->m.chunk_size;
             s->raw_len = r->m.entries[ie].chunks[ic].raw_len;
             ring[seq++ % nslots] = s;
@@ -261,13 +278,165 @@ static s3ckpt_status run_pipeline(push_run *r)
     return st;
 }
 
+/* ---- resume: objects left by an interrupted run of the same push ---- */
+
+/* Reads the chunk index of the existing object `key` into cand; 0 when it describes a file
+ * like entry i (same size, chunking, object size), else -1. */
+static int read_candidate(push_run *r, size_t i, const char *key, ck_entry *cand, ck_obj_info *info)
+{
+    const ck_entry *e = &r->m.entries[i];
+    unsigned char footer[CK_TRAILER_FOOTER], *buf = NULL;
+    uint64_t tlen, chunk_size = 0, stored = 0, k;
+    ck_reader *rd = NULL;
+    int ok = -1;
+
+    if (r->store->ops->head(r->store, key, info) || info->size < ck_trailer_size(0))
+        return -1;
+    if (r->store->ops->open_read(r->store, key, info->etag, &rd) ||
+        r->store->ops->read_at(rd, info->size - CK_TRAILER_FOOTER, footer, sizeof(footer)))
+        goto out;
+    tlen = ck_trailer_announced(footer);
+    if (!tlen || tlen > info->size || !(buf = malloc(tlen)) ||
+        r->store->ops->read_at(rd, info->size - tlen, buf, tlen) ||
+        ck_trailer_decode(buf, tlen, cand, &chunk_size))
+        goto out;
+    if (chunk_size != r->m.chunk_size || cand->size != e->size || cand->nchunks != e->nchunks)
+        goto out;
+    for (k = 0; k < cand->nchunks; k++) {
+        if (cand->chunks[k].raw_len != e->chunks[k].raw_len)
+            goto out;
+        stored += cand->chunks[k].stored_len;
+    }
+    ok = stored + tlen == info->size ? 0 : -1;
+out:
+    free(buf);
+    r->store->ops->close_read(rd);
+    return ok;
+}
+
+/* Finds data objects that an interrupted run of this push already wrote, digests the local
+ * files they claim to hold (no compression), and keeps those that match chunk for chunk. */
+static s3ckpt_status find_reusable(push_run *r)
+{
+    size_t n = r->m.nentries, i, ncand = 0;
+    ck_entry *cand = calloc(n + 1, sizeof(*cand));
+    ck_obj_info *info = calloc(n + 1, sizeof(*info));
+    uint64_t *left = calloc(n + 1, sizeof(*left)), k = 0;
+    s3ckpt_status st = S3CKPT_OK;
+    ck_slot *s;
+
+    if (!cand || !info || !left) {
+        st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        char *key;
+
+        if (r->m.entries[i].is_dir)
+            continue;
+        if (!(key = data_key(r, r->m.entries[i].path))) {
+            st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+            goto out;
+        }
+        if (read_candidate(r, i, key, &cand[i], &info[i]) == 0) {
+            r->reused[i] = 1;
+            left[i] = cand[i].nchunks;
+            ncand++;
+        }
+        free(key);
+    }
+    ck_err_reset(&r->c->err); /* a damaged leftover only means it gets rewritten */
+    if (!ncand)
+        goto out;
+    i = 0;
+    for (;;) {
+        while (i < n && (s = ck_pool_acquire(r->pool))) {
+            while (i < n && (!r->reused[i] || k == cand[i].nchunks)) {
+                i++;
+                k = 0;
+            }
+            if (i == n) {
+                ck_pool_release(r->pool, s);
+                break;
+            }
+            if (k == 0 && (st = open_source(r, i))) {
+                ck_pool_release(r->pool, s);
+                break;
+            }
+            s->entry = i;
+            s->chunk = k;
+            s->fd = r->fds[i];
+            s->path = r->m.entries[i].path;
+            s->raw_off = k * r->m.chunk_size;
+            s->raw_len = cand[i].chunks[k].raw_len;
+            s->digest_only = 1;
+            ck_pool_submit(r->pool, s);
+            k++;
+        }
+        if (st || !(s = ck_pool_wait(r->pool, NULL)))
+            break;
+        if (s->status) {
+            st = ck_err_set(&r->c->err, s->status, "push: canceled");
+            ck_pool_release(r->pool, s);
+            break;
+        }
+        if (!ck_digest_equal(&s->digest, &cand[s->entry].chunks[s->chunk].digest))
+            r->reused[s->entry] = -1; /* differs: rewrite it */
+        if (--left[s->entry] == 0) {
+            if (r->reused[s->entry] == 1 && check_unchanged(r, s->entry)) {
+                r->reused[s->entry] = -1; /* the real pass will report it if it persists */
+                ck_err_reset(&r->c->err);
+            }
+            close(r->fds[s->entry]);
+            r->fds[s->entry] = -1;
+        }
+        ck_pool_release(r->pool, s);
+    }
+    while ((s = ck_pool_wait(r->pool, NULL)))
+        ck_pool_release(r->pool, s);
+    if (st)
+        goto out;
+    for (i = 0; i < n; i++) {
+        ck_entry *e = &r->m.entries[i];
+
+        if (r->fds[i] >= 0) {
+            close(r->fds[i]);
+            r->fds[i] = -1;
+        }
+        if (r->reused[i] != 1) {
+            r->reused[i] = 0;
+            continue;
+        }
+        memcpy(e->chunks, cand[i].chunks, e->nchunks * sizeof(*e->chunks));
+        e->digest = cand[i].digest;
+        e->object_size = info[i].size;
+        if (!(e->etag = strdup(info[i].etag))) {
+            st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+            goto out;
+        }
+        r->stats.files++;
+        r->stats.chunks += e->nchunks;
+        r->stats.reused_bytes += e->size;
+        r->done_bytes += e->size;
+        ck_log(r->c, 1, "%s: already in the store from an interrupted push, kept", e->path);
+    }
+out:
+    for (i = 0; cand && i < n; i++)
+        free(cand[i].chunks);
+    free(cand);
+    free(info);
+    free(left);
+    return st;
+}
+
 static s3ckpt_status build_entries(push_run *r)
 {
     size_t i;
 
     r->m.entries = calloc(r->walk.n + 1, sizeof(*r->m.entries));
     r->fds = malloc((r->walk.n + 1) * sizeof(*r->fds));
-    if (!r->m.entries || !r->fds)
+    r->reused = calloc(r->walk.n + 1, sizeof(*r->reused));
+    if (!r->m.entries || !r->fds || !r->reused)
         return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
     for (i = 0; i < r->walk.n; i++) {
         const ck_walk_entry *w = &r->walk.entries[i];
@@ -440,6 +609,8 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
     }
     ck_log(c, 1, "push %s -> %s/%s: %" PRIu64 " files, %" PRIu64 " bytes, %u workers, %zu slots",
            path, store_url, r.m.name, r.m.files, r.m.bytes, c->workers, ck_pool_slots(r.pool));
+    if ((st = r.store->ops->cleanup(r.store, r.prefix)) || (st = find_reusable(&r)))
+        goto out;
     report(&r);
     if ((st = run_pipeline(&r)) || (st = commit(&r)))
         goto out;
@@ -462,6 +633,7 @@ out:
         if (r.fds[i] >= 0)
             close(r.fds[i]);
     free(r.fds);
+    free(r.reused);
     ck_store_free(r.store);
     ck_manifest_cleanup(&r.m);
     ck_walk_cleanup(&r.walk);

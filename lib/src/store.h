@@ -51,6 +51,9 @@ typedef struct ck_store_ops {
     /* delimited: only the level below prefix (keys and "sub/" prefixes); else all keys. */
     s3ckpt_status (*list)(ck_store *s, const char *prefix, int delimited, ck_list_fn *fn, void *ud);
     s3ckpt_status (*remove)(ck_store *s, const char *key); /* a missing key is not an error */
+    /* Removes what interrupted writers left under prefix (file store: temporary files of
+     * processes that no longer run). */
+    s3ckpt_status (*cleanup)(ck_store *s, const char *prefix);
     /* Makes every committed object durable before a commit point is written. */
     s3ckpt_status (*sync)(ck_store *s);
     void (*free)(ck_store *s);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -496,6 +497,29 @@ static s3ckpt_status fs_remove(ck_store *s, const char *key)
     return S3CKPT_OK;
 }
 
+/* ".<base>.s3ckpt-tmp.<pid>.<n>" of a process that is gone */
+static s3ckpt_status remove_stale(void *ud, const char *key, int is_prefix)
+{
+    ck_store *s = ud;
+    const char *base = strrchr(key, '/'), *tag;
+    char *end;
+    long pid;
+
+    base = base ? base + 1 : key;
+    tag = strstr(base, ".s3ckpt-tmp.");
+    if (is_prefix || base[0] != '.' || !tag)
+        return S3CKPT_OK;
+    pid = strtol(tag + strlen(".s3ckpt-tmp."), &end, 10);
+    if (*end != '.' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        return S3CKPT_OK;
+    return fs_remove(s, key);
+}
+
+static s3ckpt_status fs_cleanup(ck_store *s, const char *prefix)
+{
+    return list_dir((file_store *)s, prefix, 0, remove_stale, s);
+}
+
 static s3ckpt_status fs_sync(ck_store *s)
 {
     file_store *fs = (file_store *)s;
@@ -529,6 +553,7 @@ static const ck_store_ops file_ops = {
     .abort = fs_abort,
     .list = fs_list,
     .remove = fs_remove,
+    .cleanup = fs_cleanup,
     .sync = fs_sync,
     .free = fs_free,
 };

@@ -204,8 +204,10 @@ static s3ckpt_status open_entry(pull_run *r, size_t i)
     }
     r->fds[i] = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     r->fresh[i] = r->fds[i] >= 0;
-    if (r->fds[i] < 0 && errno == EEXIST)
+    if (r->fds[i] < 0 && errno == EEXIST) { /* resuming: it may already have its final mode */
+        chmod(path, 0600);
         r->fds[i] = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    }
     if (r->fds[i] < 0 || fstat(r->fds[i], &sb)) {
         st = sys_fail(r, "creating", e->path);
         goto out;

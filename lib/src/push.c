@@ -550,6 +550,22 @@ static s3ckpt_status commit(push_run *r)
     return st;
 }
 
+/* Pushing a directory into a store inside it would copy the store into itself. */
+static s3ckpt_status check_not_nested(push_run *r, const char *path)
+{
+    char *src = realpath(path, NULL);
+    const char *root = r->store->local_root;
+    size_t n = src ? strlen(src) : 0;
+    s3ckpt_status st = S3CKPT_OK;
+
+    if (src && root && !strncmp(root, src, n) && (root[n] == '/' || root[n] == '\0'))
+        st = ck_err_set(&r->c->err, S3CKPT_EINVAL,
+                        "push: the store %s lies inside %s, the directory being pushed",
+                        r->store->url, path);
+    free(src);
+    return st;
+}
+
 static s3ckpt_status prepare_name(push_run *r, int force)
 {
     char key[CK_NAME_MAX + 32];
@@ -586,7 +602,7 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
     r.ctx.c = c;
     if ((st = ck_walk_run(&r.walk, path, &c->err)) || (st = set_header(&r, path, opts)) ||
         (st = build_entries(&r)) || (st = ck_store_open(&r.store, store_url, 1, &c->err)) ||
-        (st = prepare_name(&r, opts && opts->force)))
+        (st = check_not_nested(&r, path)) || (st = prepare_name(&r, opts && opts->force)))
         goto out;
     r.ctx.base = r.walk.base;
     r.ctx.codecs = calloc(c->workers, sizeof(*r.ctx.codecs));

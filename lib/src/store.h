@@ -62,7 +62,8 @@ typedef struct ck_store_ops {
 struct ck_store {
     const ck_store_ops *ops;
     ck_err *err;
-    char *url; /* as given, for messages */
+    char *url;        /* as given, for messages */
+    char *local_root; /* directory holding the objects (file store), NULL for remote stores */
 };
 
 /* Parses url (file:///abs/path; s3:// comes with the S3 backend) and opens the store.

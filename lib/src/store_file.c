@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -537,6 +538,7 @@ static void fs_free(ck_store *s)
         close(fs->rootfd);
     free(fs->root);
     free(s->url);
+    free(s->local_root);
     free(fs);
 }
 
@@ -609,6 +611,7 @@ s3ckpt_status ck_store_file_open(ck_store **out, const char *url, const char *ro
         fs_free(&fs->base);
         return st;
     }
+    fs->base.local_root = realpath(fs->root, NULL);
     *out = &fs->base;
     return S3CKPT_OK;
 }

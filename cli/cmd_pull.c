@@ -82,15 +82,7 @@ int cmd_pull(int argc, char **argv)
         return rc;
     }
     if (o.json) {
-        printf("{\"name\":");
-        cli_json_string(stdout, name);
-        printf(",\"files\":%llu,\"raw_bytes\":%llu,\"stored_bytes\":%llu,"
-               "\"transferred_bytes\":%llu,\"reused_bytes\":%llu,\"chunks\":%llu,"
-               "\"seconds\":%.3f}\n",
-               (unsigned long long)stats.files, (unsigned long long)stats.raw_bytes,
-               (unsigned long long)stats.stored_bytes, (unsigned long long)stats.transferred_bytes,
-               (unsigned long long)stats.reused_bytes, (unsigned long long)stats.chunks,
-               stats.seconds);
+        cli_print_stats_json(name, &stats);
     } else {
         cli_human(raw, sizeof(raw), (double)stats.raw_bytes);
         cli_human(moved, sizeof(moved), (double)stats.transferred_bytes);

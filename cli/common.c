@@ -273,3 +273,15 @@ void cli_progress_end(cli_progress *p)
     if (p->enabled && p->last > 0)
         fputc('\n', stderr);
 }
+
+void cli_print_stats_json(const char *name, const s3ckpt_stats *st)
+{
+    printf("{\"name\":");
+    cli_json_string(stdout, name);
+    printf(",\"files\":%llu,\"raw_bytes\":%llu,\"stored_bytes\":%llu,"
+           "\"transferred_bytes\":%llu,\"reused_bytes\":%llu,\"chunks\":%llu,"
+           "\"seconds\":%.3f}\n",
+           (unsigned long long)st->files, (unsigned long long)st->raw_bytes,
+           (unsigned long long)st->stored_bytes, (unsigned long long)st->transferred_bytes,
+           (unsigned long long)st->reused_bytes, (unsigned long long)st->chunks, st->seconds);
+}

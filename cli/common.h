@@ -76,5 +76,7 @@ void cli_progress_init(cli_progress *p, const cli_opts *o, const char *verb);
 void cli_progress_cb(void *ud, uint64_t done, uint64_t total);
 void cli_progress_end(cli_progress *p);
 double cli_now(void);
+/* The --json result line of push and pull. */
+void cli_print_stats_json(const char *name, const s3ckpt_stats *st);
 
 #endif

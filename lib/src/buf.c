@@ -86,3 +86,14 @@ char *ck_buf_detach(ck_buf *b)
     ck_buf_init(b, b->max);
     return p;
 }
+
+int ck_hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}

@@ -8,6 +8,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "buf.h"
 #include "digest.h"
 
 #include <string.h>
@@ -63,27 +64,16 @@ void ck_digest_to_hex(const ck_digest *d, char hex[CK_DIGEST_HEX_LEN])
     hex[2 * CK_DIGEST_LEN] = '\0';
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int ck_digest_from_hex(ck_digest *d, const char *hex)
 {
     size_t i;
 
     for (i = 0; i < CK_DIGEST_LEN; i++) {
-        int hi = hexval(hex[2 * i]), lo;
+        int hi = ck_hexval(hex[2 * i]), lo;
 
         if (hi < 0)
             return -1;
-        lo = hexval(hex[2 * i + 1]);
+        lo = ck_hexval(hex[2 * i + 1]);
         if (lo < 0)
             return -1;
         d->b[i] = (unsigned char)(hi << 4 | lo);

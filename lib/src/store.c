@@ -7,17 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int ck_store_file_path(const char *url, char *path, size_t path_len)
 {
     const char *p;
@@ -34,7 +23,7 @@ int ck_store_file_path(const char *url, char *path, size_t path_len)
         char c = *p;
 
         if (c == '%') {
-            int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+            int hi = ck_hexval(p[1]), lo = hi < 0 ? -1 : ck_hexval(p[2]);
 
             if (lo < 0 || (hi == 0 && lo == 0))
                 return -1;

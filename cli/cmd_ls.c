@@ -6,8 +6,9 @@
 static const char help[] =
     "Usage: s3ckpt ls STORE [--json]\n"
     "\n"
-    "List committed checkpoints, oldest first (by step, then creation time): name, step,\n"
-    "creation time, files, bytes, stored bytes, compression ratio; '*' marks `latest`.\n"
+    "List committed checkpoints, oldest first (by step when every checkpoint has one, else\n"
+    "by creation time): name, step, creation time, files, bytes, stored bytes, compression\n"
+    "ratio; '*' marks `latest`.\n"
     "Directories without a manifest (unfinished pushes) are not listed.\n"
     "\n"
     "Options:\n"

@@ -6,7 +6,8 @@
 static const char help[] =
     "Usage: s3ckpt prune STORE --keep-last N [--keep-every-steps K] [--dry-run]\n"
     "\n"
-    "Delete old checkpoints. Kept: the newest N (by step, then creation time), every\n"
+    "Delete old checkpoints. Kept: the newest N (by step when every checkpoint has one,\n"
+    "else by creation time, as `ls` orders them), every\n"
     "checkpoint whose step is a multiple of K, and always the one `latest` names.\n"
     "\n"
     "Options:\n"

@@ -156,7 +156,7 @@ S3CKPT_API s3ckpt_status s3ckpt_pull(s3ckpt_client *client, const char *store_ur
 S3CKPT_API s3ckpt_status s3ckpt_verify(s3ckpt_client *client, const char *store_url,
                                        const char *name, int deep, s3ckpt_stats *stats);
 
-/* Committed checkpoints, oldest first (by step, then creation time). */
+/* Committed checkpoints, oldest first: by step when all have one, else by creation time. */
 S3CKPT_API s3ckpt_status s3ckpt_list(s3ckpt_client *client, const char *store_url,
                                      s3ckpt_summary **out, size_t *count);
 S3CKPT_API void s3ckpt_summaries_free(s3ckpt_summary *list, size_t count);

@@ -233,16 +233,33 @@ S3CKPT_API void s3ckpt_summaries_free(s3ckpt_summary *list, size_t count)
     free(list);
 }
 
-/* Oldest first: by step when both have one, else by creation time, then name. */
-static int summary_cmp(const void *a, const void *b)
+/* Oldest first. By step when every checkpoint has one (then creation time, name), else by
+ * creation time (then name): each is a total order, which a mix of the two would not be. */
+static int by_created(const void *a, const void *b)
 {
     const s3ckpt_summary *x = a, *y = b;
-    int c;
+    int c = strcmp(x->created, y->created);
 
-    if (x->step >= 0 && y->step >= 0 && x->step != y->step)
-        return x->step < y->step ? -1 : 1;
-    c = strcmp(x->created, y->created);
     return c ? c : strcmp(x->name, y->name);
+}
+
+static int by_step(const void *a, const void *b)
+{
+    const s3ckpt_summary *x = a, *y = b;
+
+    if (x->step != y->step)
+        return x->step < y->step ? -1 : 1;
+    return by_created(a, b);
+}
+
+static void sort_summaries(s3ckpt_summary *sums, size_t n)
+{
+    size_t i;
+    int all_steps = 1;
+
+    for (i = 0; i < n; i++)
+        all_steps &= sums[i].step >= 0;
+    qsort(sums, n, sizeof(*sums), all_steps ? by_step : by_created);
 }
 
 static s3ckpt_status list_store(s3ckpt_client *c, ck_store *s, s3ckpt_summary **out, size_t *count,
@@ -296,7 +313,7 @@ static s3ckpt_status list_store(s3ckpt_client *c, ck_store *s, s3ckpt_summary **
         s3ckpt_summaries_free(sums, n);
         return st;
     }
-    qsort(sums, n, sizeof(*sums), summary_cmp);
+    sort_summaries(sums, n);
     *out = sums;
     *count = n;
     return S3CKPT_OK;

@@ -23,7 +23,8 @@
 typedef struct ck_chunk {
     uint32_t raw_len;
     uint32_t stored_len;
-    ck_digest digest; /* of the raw bytes */
+    ck_digest digest;    /* of the raw bytes */
+    uint64_t frame_hash; /* XXH3-64 of the stored frame; in the chunk index, not the manifest */
 } ck_chunk;
 
 typedef struct ck_entry {

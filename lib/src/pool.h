@@ -32,7 +32,8 @@ struct ck_slot {
     int digest_only;  /* push: read and digest, do not compress (resume check) */
     /* results, set by the worker */
     ck_digest digest;
-    int reused; /* pull: chunk already on disk */
+    uint64_t frame_hash; /* push: XXH3-64 of the stored frame (made, or read back on resume) */
+    int reused;          /* pull: chunk already on disk */
     s3ckpt_status status;
     /* owned by the pool */
     int done;

@@ -7,7 +7,7 @@
  * decompress it into a buffer of exactly the declared size, check its digest and pwrite it at
  * its raw offset, in any order. Only when every file is complete and fsynced is the partial
  * directory renamed into place, so no reader sees a half-written file under its final name.
- * The partial directory carries a marker naming the checkpoint: a re-run after a crash keeps
+ * A marker file beside the partial directory names the checkpoint: a re-run after a crash keeps
  * every chunk already on disk whose digest matches and fetches only the rest.
  */
 #define _GNU_SOURCE
@@ -28,7 +28,7 @@
 #include "path.h"
 #include "pool.h"
 
-#define MARKER ".s3ckpt-pull"
+#define MARKER_SUFFIX ".marker" /* beside the partial directory, never inside the tree */
 
 typedef struct pull_ctx {
     s3ckpt_client *c;
@@ -131,6 +131,7 @@ typedef struct pull_run {
     char name[CK_NAME_MAX + 1];
     char prefix[CK_NAME_MAX + 2];
     char *partial; /* hidden staging directory (pull only) */
+    char *marker;  /* beside it: names what the partial directory holds */
     int *fds;
     ck_reader **readers;
     uint64_t *left; /* chunks not yet finished, per entry */
@@ -417,7 +418,8 @@ static s3ckpt_status plan_dest(pull_run *r, const char *dest, char **final, int 
     n = strlen(parent) + strlen(base) + 2;
     *final = malloc(n);
     r->partial = malloc(n + 32);
-    if (!*final || !r->partial) {
+    r->marker = malloc(n + 32 + strlen(MARKER_SUFFIX));
+    if (!*final || !r->partial || !r->marker) {
         st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
         goto out;
     }
@@ -439,13 +441,12 @@ out:
  * checkpoint; a partial directory of anything else is discarded. */
 static s3ckpt_status prepare_partial(pull_run *r)
 {
-    char *marker = join(r->partial, MARKER), want[512], have[512] = "";
+    const char *marker = r->marker;
+    char want[512], have[512] = "";
     s3ckpt_status st = S3CKPT_OK;
     ssize_t n = 0;
     int fd;
 
-    if (!marker)
-        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
     snprintf(want, sizeof(want), "s3ckpt-pull 1\n%s\n%s\n%s\n", r->store->url, r->m.name,
              r->m.created);
     fd = open(marker, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -454,28 +455,23 @@ static s3ckpt_status prepare_partial(pull_run *r)
         close(fd);
         have[n > 0 ? n : 0] = '\0';
     }
-    if (fd >= 0 && !strcmp(have, want)) {
+    if (fd >= 0 && !strcmp(have, want) && access(r->partial, F_OK) == 0) {
         ck_log(r->c, 1, "resuming the interrupted pull in %s", r->partial);
-        goto out;
+        return S3CKPT_OK;
     }
-    if (rm_rf(r->partial) && errno != ENOENT) {
-        st = sys_fail(r, "removing stale", r->partial);
-        goto out;
-    }
-    if (mkdir(r->partial, 0700)) {
-        st = sys_fail(r, "creating", r->partial);
-        goto out;
-    }
-    fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    unlink(marker);
+    if (rm_rf(r->partial) && errno != ENOENT)
+        return sys_fail(r, "removing stale", r->partial);
+    if (mkdir(r->partial, 0700))
+        return sys_fail(r, "creating", r->partial);
+    fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 || write(fd, want, strlen(want)) != (ssize_t)strlen(want)) {
         st = sys_fail(r, "writing", marker);
         if (fd >= 0)
             close(fd);
-        goto out;
+        return st;
     }
     close(fd);
-out:
-    free(marker);
     return st;
 }
 
@@ -516,14 +512,10 @@ static int fsync_path(const char *path)
  * whole tree moves into place. */
 static s3ckpt_status move_into_place(pull_run *r, const char *final, int dest_exists)
 {
-    char *marker = join(r->partial, MARKER), *parent;
     s3ckpt_status st = S3CKPT_OK;
+    char *parent;
     size_t i;
 
-    if (!marker)
-        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
-    unlink(marker);
-    free(marker);
     for (i = r->m.nentries; i-- > 0;) {
         char *p;
 
@@ -560,6 +552,7 @@ static s3ckpt_status move_into_place(pull_run *r, const char *final, int dest_ex
         if (st)
             return st;
     }
+    unlink(r->marker);
     /* restore exact directory modes now that the tree is in place */
     for (i = r->m.nentries; i-- > 0;) {
         char *p;
@@ -638,6 +631,7 @@ static void teardown(pull_run *r)
     free(r->left);
     free(r->fresh);
     free(r->partial);
+    free(r->marker);
     ck_manifest_cleanup(&r->m);
     ck_store_free(r->store);
 }

@@ -30,6 +30,7 @@ typedef struct push_ctx {
     s3ckpt_client *c;
     ck_codec **codecs;
     const char *base; /* source directory, for messages */
+    ck_store *store;
 } push_ctx;
 
 static void push_job(ck_slot *s, unsigned worker, void *arg)
@@ -55,13 +56,21 @@ static void push_job(ck_slot *s, unsigned worker, void *arg)
         got += (size_t)n;
     }
     ck_digest_bytes(&s->digest, s->raw, s->raw_len);
-    if (s->digest_only)
+    if (s->digest_only) {
+        /* resume check: also hash the frame already in the store; a damaged or unreadable
+         * one only means the object is rewritten */
+        s->frame_hash = ~(uint64_t)0;
+        if (ctx->store->ops->read_at(s->reader, s->stored_off, s->stored, s->stored_len) == 0)
+            s->frame_hash = ck_digest64(s->stored, s->stored_len);
         return;
+    }
     s->stored_len = (uint32_t)ck_codec_compress(ctx->codecs[worker], s->stored, s->stored_cap,
                                                 s->raw, s->raw_len, why, sizeof(why));
     if (s->stored_len == 0)
         s->status = ck_err_set(&ctx->c->err, S3CKPT_EIO, "push: %s/%s chunk %" PRIu64 ": %s",
                                ctx->base, s->path, s->chunk, why);
+    else
+        s->frame_hash = ck_digest64(s->stored, s->stored_len);
 }
 
 typedef struct push_run {
@@ -74,6 +83,7 @@ typedef struct push_run {
     char prefix[CK_NAME_MAX + 2];
     int *fds;
     int *reused; /* entry's object from an interrupted run is kept as it is */
+    void *lock;  /* this push's claim on the name */
     const s3ckpt_push_opts *opts;
     s3ckpt_stats stats;
     uint64_t done_bytes;
@@ -251,6 +261,7 @@ static s3ckpt_status run_pipeline(push_run *r)
         st = r->store->ops->write(w, s->stored, s->stored_len);
         e->chunks[cc].stored_len = s->stored_len;
         e->chunks[cc].digest = s->digest;
+        e->chunks[cc].frame_hash = s->frame_hash;
         e->object_size += s->stored_len;
         ck_digest_acc_add(&acc, &s->digest);
         r->stats.chunks++;
@@ -282,7 +293,8 @@ static s3ckpt_status run_pipeline(push_run *r)
 
 /* Reads the chunk index of the existing object `key` into cand; 0 when it describes a file
  * like entry i (same size, chunking, object size), else -1. */
-static int read_candidate(push_run *r, size_t i, const char *key, ck_entry *cand, ck_obj_info *info)
+static int read_candidate(push_run *r, size_t i, const char *key, ck_entry *cand, ck_obj_info *info,
+                          ck_reader **reader)
 {
     const ck_entry *e = &r->m.entries[i];
     unsigned char footer[CK_TRAILER_FOOTER], *buf = NULL;
@@ -303,14 +315,18 @@ static int read_candidate(push_run *r, size_t i, const char *key, ck_entry *cand
     if (chunk_size != r->m.chunk_size || cand->size != e->size || cand->nchunks != e->nchunks)
         goto out;
     for (k = 0; k < cand->nchunks; k++) {
-        if (cand->chunks[k].raw_len != e->chunks[k].raw_len)
+        if (cand->chunks[k].raw_len != e->chunks[k].raw_len || !cand->chunks[k].stored_len ||
+            cand->chunks[k].stored_len > ck_codec_bound((size_t)r->m.chunk_size))
             goto out;
         stored += cand->chunks[k].stored_len;
     }
     ok = stored + tlen == info->size ? 0 : -1;
 out:
     free(buf);
-    r->store->ops->close_read(rd);
+    if (ok == 0)
+        *reader = rd;
+    else
+        r->store->ops->close_read(rd);
     return ok;
 }
 
@@ -321,11 +337,12 @@ static s3ckpt_status find_reusable(push_run *r)
     size_t n = r->m.nentries, i, ncand = 0;
     ck_entry *cand = calloc(n + 1, sizeof(*cand));
     ck_obj_info *info = calloc(n + 1, sizeof(*info));
-    uint64_t *left = calloc(n + 1, sizeof(*left)), k = 0;
+    ck_reader **readers = calloc(n + 1, sizeof(*readers));
+    uint64_t *left = calloc(n + 1, sizeof(*left)), k = 0, off = 0;
     s3ckpt_status st = S3CKPT_OK;
     ck_slot *s;
 
-    if (!cand || !info || !left) {
+    if (!cand || !info || !left || !readers) {
         st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
         goto out;
     }
@@ -338,7 +355,7 @@ static s3ckpt_status find_reusable(push_run *r)
             st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
             goto out;
         }
-        if (read_candidate(r, i, key, &cand[i], &info[i]) == 0) {
+        if (read_candidate(r, i, key, &cand[i], &info[i], &readers[i]) == 0) {
             r->reused[i] = 1;
             left[i] = cand[i].nchunks;
             ncand++;
@@ -353,7 +370,7 @@ static s3ckpt_status find_reusable(push_run *r)
         while (i < n && (s = ck_pool_acquire(r->pool))) {
             while (i < n && (!r->reused[i] || k == cand[i].nchunks)) {
                 i++;
-                k = 0;
+                k = off = 0;
             }
             if (i == n) {
                 ck_pool_release(r->pool, s);
@@ -369,8 +386,12 @@ static s3ckpt_status find_reusable(push_run *r)
             s->path = r->m.entries[i].path;
             s->raw_off = k * r->m.chunk_size;
             s->raw_len = cand[i].chunks[k].raw_len;
+            s->reader = readers[i];
+            s->stored_off = off;
+            s->stored_len = cand[i].chunks[k].stored_len;
             s->digest_only = 1;
             ck_pool_submit(r->pool, s);
+            off += cand[i].chunks[k].stored_len;
             k++;
         }
         if (st || !(s = ck_pool_wait(r->pool, NULL)))
@@ -380,8 +401,9 @@ static s3ckpt_status find_reusable(push_run *r)
             ck_pool_release(r->pool, s);
             break;
         }
-        if (!ck_digest_equal(&s->digest, &cand[s->entry].chunks[s->chunk].digest))
-            r->reused[s->entry] = -1; /* differs: rewrite it */
+        if (!ck_digest_equal(&s->digest, &cand[s->entry].chunks[s->chunk].digest) ||
+            s->frame_hash != cand[s->entry].chunks[s->chunk].frame_hash)
+            r->reused[s->entry] = -1; /* local file or stored frame differs: rewrite it */
         if (--left[s->entry] == 0) {
             if (r->reused[s->entry] == 1 && check_unchanged(r, s->entry)) {
                 r->reused[s->entry] = -1; /* the real pass will report it if it persists */
@@ -389,6 +411,8 @@ static s3ckpt_status find_reusable(push_run *r)
             }
             close(r->fds[s->entry]);
             r->fds[s->entry] = -1;
+            r->store->ops->close_read(readers[s->entry]);
+            readers[s->entry] = NULL;
         }
         ck_pool_release(r->pool, s);
     }
@@ -396,6 +420,7 @@ static s3ckpt_status find_reusable(push_run *r)
         ck_pool_release(r->pool, s);
     if (st)
         goto out;
+    ck_err_reset(&r->c->err); /* unreadable leftovers were only reasons to rewrite */
     for (i = 0; i < n; i++) {
         ck_entry *e = &r->m.entries[i];
 
@@ -421,8 +446,12 @@ static s3ckpt_status find_reusable(push_run *r)
         ck_log(r->c, 1, "%s: already in the store from an interrupted push, kept", e->path);
     }
 out:
-    for (i = 0; cand && i < n; i++)
+    for (i = 0; cand && i < n; i++) {
         free(cand[i].chunks);
+        if (readers)
+            r->store->ops->close_read(readers[i]);
+    }
+    free(readers);
     free(cand);
     free(info);
     free(left);
@@ -602,9 +631,12 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
     r.ctx.c = c;
     if ((st = ck_walk_run(&r.walk, path, &c->err)) || (st = set_header(&r, path, opts)) ||
         (st = build_entries(&r)) || (st = ck_store_open(&r.store, store_url, 1, &c->err)) ||
-        (st = check_not_nested(&r, path)) || (st = prepare_name(&r, opts && opts->force)))
+        (st = check_not_nested(&r, path)) ||
+        (st = r.store->ops->lock(r.store, r.m.name, &r.lock)) ||
+        (st = prepare_name(&r, opts && opts->force)))
         goto out;
     r.ctx.base = r.walk.base;
+    r.ctx.store = r.store;
     r.ctx.codecs = calloc(c->workers, sizeof(*r.ctx.codecs));
     if (!r.ctx.codecs) {
         st = ck_err_set(&c->err, S3CKPT_ENOMEM, "out of memory");
@@ -650,6 +682,8 @@ out:
             close(r.fds[i]);
     free(r.fds);
     free(r.reused);
+    if (r.store)
+        r.store->ops->unlock(r.store, r.lock);
     ck_store_free(r.store);
     ck_manifest_cleanup(&r.m);
     ck_walk_cleanup(&r.walk);

@@ -54,6 +54,10 @@ typedef struct ck_store_ops {
     /* Removes what interrupted writers left under prefix (file store: temporary files of
      * processes that no longer run). */
     s3ckpt_status (*cleanup)(ck_store *s, const char *prefix);
+    /* Claims checkpoint `name` for one writer until unlock (or the writer's death): EEXISTS
+     * while another writer holds it. */
+    s3ckpt_status (*lock)(ck_store *s, const char *name, void **handle);
+    void (*unlock)(ck_store *s, void *handle);
     /* Makes every committed object durable before a commit point is written. */
     s3ckpt_status (*sync)(ck_store *s);
     void (*free)(ck_store *s);

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -521,6 +522,42 @@ static s3ckpt_status fs_cleanup(ck_store *s, const char *prefix)
     return list_dir((file_store *)s, prefix, 0, remove_stale, s);
 }
 
+/* flock on <root>/.s3ckpt-locks/<name>: released by the kernel when the holder dies, so a
+ * killed push never blocks its re-run. The lock file stays (unlinking it would let two
+ * writers lock different inodes of the same name). */
+static s3ckpt_status fs_lock(ck_store *s, const char *name, void **handle)
+{
+    file_store *fs = (file_store *)s;
+    char key[300];
+    int fd;
+
+    *handle = NULL;
+    if (mkdirat(fs->rootfd, ".s3ckpt-locks", 0755) && errno != EEXIST)
+        return fail_errno(fs, "lock", name, errno);
+    snprintf(key, sizeof(key), ".s3ckpt-locks/%s", name);
+    fd = openat(fs->rootfd, key, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return fail_errno(fs, "lock", name, errno);
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        int e = errno;
+
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return ck_err_set(s->err, S3CKPT_EEXISTS, "push: another push of %s to %s is running",
+                              name, s->url);
+        return fail_errno(fs, "lock", name, e);
+    }
+    *handle = (void *)(intptr_t)(fd + 1);
+    return S3CKPT_OK;
+}
+
+static void fs_unlock(ck_store *s, void *handle)
+{
+    (void)s;
+    if (handle)
+        close((int)(intptr_t)handle - 1);
+}
+
 static s3ckpt_status fs_sync(ck_store *s)
 {
     file_store *fs = (file_store *)s;
@@ -556,6 +593,8 @@ static const ck_store_ops file_ops = {
     .list = fs_list,
     .remove = fs_remove,
     .cleanup = fs_cleanup,
+    .lock = fs_lock,
+    .unlock = fs_unlock,
     .sync = fs_sync,
     .free = fs_free,
 };

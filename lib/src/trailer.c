@@ -2,7 +2,7 @@
  * trailer - layout (all integers little-endian):
  *   u32 0x184D2A5E  u32 payload_len          zstd skippable frame header (zstd -d skips it)
  *   "S3CKIDX1"  u32 chunk_size  u32 0  u64 size  u64 nchunks
- *   nchunks x { u32 raw_len  u32 stored_len  16-byte chunk digest }
+ *   nchunks x { u32 raw_len  u32 stored_len  16-byte chunk digest  u64 XXH3-64 of the frame }
  *   16-byte file digest
  *   u32 trailer_len  "CKIX"                  so a reader can find the start from the end
  * The manifest stays the only thing a pull trusts; the trailer only lets a push skip work.
@@ -14,7 +14,7 @@
 
 #define SKIPPABLE_MAGIC 0x184D2A5Eu
 #define HEAD 40 /* frame header 8 + magic 8 + chunk_size 4 + flags 4 + size 8 + nchunks 8 */
-#define PER_CHUNK 24
+#define PER_CHUNK 32
 
 static void put32(unsigned char *p, uint32_t v)
 {
@@ -62,6 +62,7 @@ void ck_trailer_encode(const ck_entry *e, uint64_t chunk_size, unsigned char *ou
         put32(p, e->chunks[i].raw_len);
         put32(p + 4, e->chunks[i].stored_len);
         memcpy(p + 8, e->chunks[i].digest.b, CK_DIGEST_LEN);
+        put64(p + 24, e->chunks[i].frame_hash);
     }
     memcpy(p, e->digest.b, CK_DIGEST_LEN);
     put32(p + CK_DIGEST_LEN, (uint32_t)len);
@@ -100,6 +101,7 @@ int ck_trailer_decode(const unsigned char *p, size_t len, ck_entry *e, uint64_t 
         e->chunks[i].raw_len = get32(c);
         e->chunks[i].stored_len = get32(c + 4);
         memcpy(e->chunks[i].digest.b, c + 8, CK_DIGEST_LEN);
+        e->chunks[i].frame_hash = get64(c + 24);
     }
     memcpy(e->digest.b, p + HEAD + n * PER_CHUNK, CK_DIGEST_LEN);
     return 0;

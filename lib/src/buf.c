@@ -6,6 +6,7 @@
 #include "buf.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ static s3ckpt_status reserve(ck_buf *b, size_t extra)
     size_t need, ncap;
     char *p;
 
-    if (extra > b->max - b->len)
+    if (extra > b->max - b->len || extra >= SIZE_MAX - b->len)
         return S3CKPT_EINVAL;
     need = b->len + extra + 1;
     if (need <= b->cap)

@@ -338,6 +338,7 @@ static s3ckpt_status find_reusable(push_run *r)
     ck_entry *cand = calloc(n + 1, sizeof(*cand));
     ck_obj_info *info = calloc(n + 1, sizeof(*info));
     ck_reader **readers = calloc(n + 1, sizeof(*readers));
+    ck_digest_acc acc;
     uint64_t *left = calloc(n + 1, sizeof(*left)), k = 0, off = 0;
     s3ckpt_status st = S3CKPT_OK;
     ck_slot *s;
@@ -433,7 +434,13 @@ static s3ckpt_status find_reusable(push_run *r)
             continue;
         }
         memcpy(e->chunks, cand[i].chunks, e->nchunks * sizeof(*e->chunks));
-        e->digest = cand[i].digest;
+        if (ck_digest_acc_init(&acc)) {
+            st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (k = 0; k < e->nchunks; k++) /* derived, not taken from the leftover's index */
+            ck_digest_acc_add(&acc, &e->chunks[k].digest);
+        ck_digest_acc_final(&acc, &e->digest);
         e->object_size = info[i].size;
         if (!(e->etag = strdup(info[i].etag))) {
             st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");

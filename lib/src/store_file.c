@@ -130,14 +130,20 @@ static s3ckpt_status fs_get(ck_store *s, const char *key, size_t max_bytes, ck_b
     file_store *fs = (file_store *)s;
     s3ckpt_status st = S3CKPT_OK;
     char *path = key_path(fs, key), chunk[65536];
+    struct stat sb;
     int fd = -1;
     ssize_t n;
 
     if (!path)
         return ck_err_status(s->err);
     fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        st = errno == ENOENT ? S3CKPT_ENOTFOUND : fail_errno(fs, "get", key, errno);
+    if (fd < 0 || fstat(fd, &sb)) {
+        st = errno == ENOENT || errno == ENOTDIR ? S3CKPT_ENOTFOUND
+                                                 : fail_errno(fs, "get", key, errno);
+        goto out;
+    }
+    if (!S_ISREG(sb.st_mode)) { /* a "prefix", as a bucket would say */
+        st = S3CKPT_ENOTFOUND;
         goto out;
     }
     out->max = max_bytes;
@@ -281,10 +287,11 @@ static s3ckpt_status fs_open_read(ck_store *s, const char *key, const char *etag
     }
     r->fs = fs;
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0 || fstat(r->fd, &sb)) {
-        st = errno == ENOENT
-                 ? ck_err_set(s->err, S3CKPT_ECORRUPT, "%s: data object %s is missing", s->url, key)
-                 : fail_errno(fs, "open", key, errno);
+    if (r->fd < 0 || fstat(r->fd, &sb) || !S_ISREG(sb.st_mode)) {
+        st =
+            r->fd < 0 && errno != ENOENT && errno != ENOTDIR
+                ? fail_errno(fs, "open", key, errno)
+                : ck_err_set(s->err, S3CKPT_ECORRUPT, "%s: data object %s is missing", s->url, key);
         goto out;
     }
     r->size = (uint64_t)sb.st_size;
@@ -430,6 +437,12 @@ static s3ckpt_status list_dir(file_store *fs, const char *prefix, int delimited,
 
     if (!dirpath)
         return ck_err_set(fs->base.err, S3CKPT_ENOMEM, "out of memory");
+    if (plen && prefix[plen - 1] != '/') {
+        free(dirpath);
+        return ck_err_set(fs->base.err, S3CKPT_EINVAL,
+                          "list %s: the file store lists prefixes ending in '/', not \"%s\"",
+                          fs->base.url, prefix);
+    }
     snprintf(dirpath, n, "%s/%s", fs->root, prefix);
     d = opendir(dirpath);
     if (!d) {

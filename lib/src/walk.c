@@ -120,7 +120,10 @@ s3ckpt_status ck_walk_run(ck_walk *w, const char *src, ck_err *err)
         return ck_err_set(err, ck_err_from_errno(errno), "push: %s: %s", src, strerror(errno));
     if (S_ISREG(sb.st_mode)) {
         const char *slash = strrchr(src, '/');
+        char why[128];
 
+        if (ck_path_check(slash ? slash + 1 : src, why, sizeof(why)))
+            return ck_err_set(err, S3CKPT_EUNSUPPORTED, "push: %s: %s", src, why);
         w->base = slash ? strndup(src, slash == src ? 1 : (size_t)(slash - src)) : strdup(".");
         if (!w->base)
             return ck_err_set(err, S3CKPT_ENOMEM, "out of memory");

@@ -142,8 +142,9 @@ int main(int argc, char **argv)
         perror(p);
         return 1;
     }
-    fprintf(f, "{\"epoch\": 3, \"global_step\": 1200, \"learning_rate\": 0.0003, "
-               "\"rng_state\": [%llu, %llu, %llu, %llu], \"best_metric\": 0.8125}\n",
+    fprintf(f,
+            "{\"epoch\": 3, \"global_step\": 1200, \"learning_rate\": 0.0003, "
+            "\"rng_state\": [%llu, %llu, %llu, %llu], \"best_metric\": 0.8125}\n",
             (unsigned long long)s[0], (unsigned long long)s[1], (unsigned long long)s[2],
             (unsigned long long)s[3]);
     return fclose(f) ? 1 : 0;

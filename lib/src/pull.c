@@ -425,6 +425,7 @@ static s3ckpt_status plan_dest(pull_run *r, const char *dest, char **final, int 
     }
     snprintf(*final, n, "%s/%s", strcmp(parent, "/") ? parent : "", base);
     snprintf(r->partial, n + 32, "%s/.%s.s3ckpt-partial", strcmp(parent, "/") ? parent : "", base);
+    snprintf(r->marker, n + 32 + strlen(MARKER_SUFFIX), "%s%s", r->partial, MARKER_SUFFIX);
     *dest_exists = lstat(*final, &sb) == 0;
     if (*dest_exists && !S_ISDIR(sb.st_mode))
         st = ck_err_set(&r->c->err, S3CKPT_EEXISTS, "pull: %s exists and is not a directory",
@@ -462,7 +463,7 @@ static s3ckpt_status prepare_partial(pull_run *r)
     unlink(marker);
     if (rm_rf(r->partial) && errno != ENOENT)
         return sys_fail(r, "removing stale", r->partial);
-    if (mkdir(r->partial, 0700))
+    if (mkdir(r->partial, 0777)) /* becomes DEST: the usual umask-given mode */
         return sys_fail(r, "creating", r->partial);
     fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 || write(fd, want, strlen(want)) != (ssize_t)strlen(want)) {

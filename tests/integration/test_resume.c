@@ -219,6 +219,7 @@ static int partial_has_data(const char *dir)
 Test(resume, pull_killed_midway_leaves_no_dest_and_a_rerun_reuses_only_verified_chunks)
 {
     char src[PATH_MAX], dest[PATH_MAX], partial_dir[PATH_MAX], log[PATH_MAX], full[PATH_MAX];
+    char marker[PATH_MAX];
     char *argv[16];
     uint64_t transferred, full_transferred;
     th_run r;
@@ -231,6 +232,7 @@ Test(resume, pull_killed_midway_leaves_no_dest_and_a_rerun_reuses_only_verified_
 
     TH_PATH(dest, "%s/restore/dest", th_root);
     TH_PATH(partial_dir, "%s/restore/.dest.s3ckpt-partial", th_root);
+    TH_PATH(marker, "%s/restore/.dest.s3ckpt-partial.marker", th_root);
     TH_PATH(log, "%s/pull.log", th_root);
     argv[0] = (char *)S3CKPT_BIN;
     argv[1] = (char *)"pull";
@@ -249,6 +251,7 @@ Test(resume, pull_killed_midway_leaves_no_dest_and_a_rerun_reuses_only_verified_
 
     cr_assert(!th_exists(dest), "the killed pull left %s", dest);
     cr_assert(th_exists(partial_dir), "the killed pull left no partial directory to resume");
+    cr_assert(th_exists(marker), "the killed pull left no marker beside %s", partial_dir);
     /* damage the first (complete) chunk on disk: the re-run must notice and fetch it again */
     TH_ASSERT_OK(th_flip_byte(partial_file, 100));
 
@@ -272,6 +275,7 @@ Test(resume, pull_killed_midway_leaves_no_dest_and_a_rerun_reuses_only_verified_
                  "the resumed pull read %llu stored bytes, a full pull reads %llu",
                  (unsigned long long)transferred, (unsigned long long)full_transferred);
     cr_assert(!th_exists(partial_dir), "a completed pull left %s", partial_dir);
+    cr_assert(!th_exists(marker), "a completed pull left %s", marker);
 }
 
 /* A push canceled by SIGINT: the CLI's handler cancels the client, the push exits 130 and

@@ -475,6 +475,22 @@ Test(roundtrip, pull_into_existing_empty_dest_needs_no_force)
     TH_ASSERT_TREES_EQUAL(SRC, DEST);
 }
 
+/* DEST is created like mkdir would create it (umask 022 here), not private to the puller. */
+Test(roundtrip, new_dest_gets_the_usual_directory_mode)
+{
+    char f[PATH_MAX];
+    struct stat sb;
+
+    paths();
+    file_in(f, sizeof(f), SRC, "w.bin");
+    TH_ASSERT_OK(th_write_random(f, 5000, 27));
+    TH_S3CKPT_EXPECT(0, "push", SRC, URL, "--name", "ck");
+    umask(022);
+    TH_S3CKPT_EXPECT(0, "pull", URL, DEST, "--name", "ck");
+    cr_assert_eq(stat(DEST, &sb), 0);
+    cr_assert_eq(sb.st_mode & 0777, 0755, "DEST has mode %o", (unsigned)(sb.st_mode & 0777));
+}
+
 Test(roundtrip, dotfiles_and_a_file_named_like_the_pull_marker_come_back)
 {
     char f[PATH_MAX];

@@ -475,6 +475,41 @@ Test(roundtrip, pull_into_existing_empty_dest_needs_no_force)
     TH_ASSERT_TREES_EQUAL(SRC, DEST);
 }
 
+/* A data object is a standard .zst stream (frames, then a skippable chunk index): the zstd CLI
+ * restores the file from it without s3ckpt. */
+Test(roundtrip, data_object_decompresses_with_the_zstd_cli)
+{
+    char f[PATH_MAX], obj[PATH_MAX], out[PATH_MAX];
+    char *argv[] = {(char *)"/usr/bin/zstd",
+                    (char *)"-d",
+                    (char *)"-q",
+                    (char *)"-f",
+                    obj,
+                    (char *)"-o",
+                    out,
+                    NULL};
+    size_t a_len, b_len;
+    char *a, *b;
+    th_run r;
+
+    paths();
+    file_in(f, sizeof(f), SRC, "m.f32");
+    TH_ASSERT_OK(th_write_floats(f, (9u << 20) + 3, 31)); /* 3 chunks */
+    TH_S3CKPT_EXPECT(0, "push", SRC, URL, "--name", "ck");
+    TH_PATH(obj, "%s/ck/data/m.f32", STORE);
+    TH_PATH(out, "%s/unzstd.bin", th_root);
+    TH_ASSERT_OK(th_run_argv(&r, argv, NULL));
+    TH_ASSERT_EXIT(r, 0);
+    th_run_free(&r);
+    a = th_read_file(f, &a_len);
+    b = th_read_file(out, &b_len);
+    cr_assert(a && b, "%s", th_error());
+    cr_assert_eq(a_len, b_len, "zstd -d gave %zu bytes, the file has %zu", b_len, a_len);
+    cr_assert(memcmp(a, b, a_len) == 0, "zstd -d output differs from the pushed file");
+    free(a);
+    free(b);
+}
+
 /* DEST is created like mkdir would create it (umask 022 here), not private to the puller. */
 Test(roundtrip, new_dest_gets_the_usual_directory_mode)
 {

@@ -45,7 +45,7 @@ static void print_json(const s3ckpt_summary *s, size_t n)
 int cmd_ls(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'}, CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
+        CLI_JSON_LONGOPT, CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
     s3ckpt_summary *sums = NULL;
     s3ckpt_client *c = NULL;
     s3ckpt_status st;
@@ -55,9 +55,7 @@ int cmd_ls(int argc, char **argv)
 
     cli_opts_init(&o);
     while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-        if (opt == 'j') {
-            o.json = 1;
-        } else if (opt == 'h') {
+        if (opt == 'h') {
             fputs(help, stdout);
             return EXIT_OK;
         } else if ((rc = cli_common_option(&o, opt, optarg)) <= 0) {

@@ -23,9 +23,8 @@ int cmd_pull(int argc, char **argv)
 {
     static const struct option longopts[] = {{"name", required_argument, NULL, 'n'},
                                              {"force", no_argument, NULL, 'f'},
-                                             {"progress", no_argument, NULL, 'p'},
-                                             {"no-progress", no_argument, NULL, 'P'},
-                                             {"json", no_argument, NULL, 'j'},
+                                             CLI_PROGRESS_LONGOPTS,
+                                             CLI_JSON_LONGOPT,
                                              CLI_COMMON_LONGOPTS,
                                              {NULL, 0, NULL, 0}};
     s3ckpt_pull_opts po = {.version = S3CKPT_PULL_OPTS_VERSION};
@@ -45,15 +44,6 @@ int cmd_pull(int argc, char **argv)
             break;
         case 'f':
             po.force = 1;
-            break;
-        case 'p':
-            o.progress = 1;
-            break;
-        case 'P':
-            o.progress = 0;
-            break;
-        case 'j':
-            o.json = 1;
             break;
         case 'h':
             fputs(help, stdout);

@@ -33,9 +33,8 @@ int cmd_push(int argc, char **argv)
                                              {"meta", required_argument, NULL, 'm'},
                                              {"no-latest", no_argument, NULL, 'L'},
                                              {"force", no_argument, NULL, 'f'},
-                                             {"progress", no_argument, NULL, 'p'},
-                                             {"no-progress", no_argument, NULL, 'P'},
-                                             {"json", no_argument, NULL, 'j'},
+                                             CLI_PROGRESS_LONGOPTS,
+                                             CLI_JSON_LONGOPT,
                                              CLI_COMMON_LONGOPTS,
                                              {NULL, 0, NULL, 0}};
     s3ckpt_push_opts po = {.version = S3CKPT_PUSH_OPTS_VERSION, .step = -1};
@@ -82,15 +81,6 @@ int cmd_push(int argc, char **argv)
             break;
         case 'f':
             po.force = 1;
-            break;
-        case 'p':
-            o.progress = 1;
-            break;
-        case 'P':
-            o.progress = 0;
-            break;
-        case 'j':
-            o.json = 1;
             break;
         case 'h':
             fputs(help, stdout);

@@ -96,7 +96,7 @@ static void print_text(const s3ckpt_checkpoint *ck)
 int cmd_show(int argc, char **argv)
 {
     static const struct option longopts[] = {{"name", required_argument, NULL, 'n'},
-                                             {"json", no_argument, NULL, 'j'},
+                                             CLI_JSON_LONGOPT,
                                              CLI_COMMON_LONGOPTS,
                                              {NULL, 0, NULL, 0}};
     s3ckpt_checkpoint *ck = NULL;
@@ -110,8 +110,6 @@ int cmd_show(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
         if (opt == 'n') {
             name = optarg;
-        } else if (opt == 'j') {
-            o.json = 1;
         } else if (opt == 'h') {
             fputs(help, stdout);
             return EXIT_OK;

@@ -70,6 +70,13 @@ int cli_common_option(cli_opts *o, int opt, const char *arg)
     case 'v':
         o->verbose++;
         return 1;
+    case 1005:
+        o->json = 1;
+        return 1;
+    case 1006:
+    case 1007:
+        o->progress = opt == 1006;
+        return 1;
     }
     return 0;
 }

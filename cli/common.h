@@ -40,6 +40,17 @@ typedef struct cli_opts {
         "help", no_argument, NULL, 'h'                                                             \
     }
 
+/* --json, and for push/pull --progress / --no-progress; handled by cli_common_option. */
+#define CLI_JSON_LONGOPT                                                                           \
+    {                                                                                              \
+        "json", no_argument, NULL, 1005                                                            \
+    }
+#define CLI_PROGRESS_LONGOPTS                                                                      \
+    {"progress", no_argument, NULL, 1006},                                                         \
+    {                                                                                              \
+        "no-progress", no_argument, NULL, 1007                                                     \
+    }
+
 #define CLI_COMMON_HELP                                                                            \
     "Common options:\n"                                                                            \
     "  --workers N        CPU worker threads (default: one per core)\n"                            \

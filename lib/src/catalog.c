@@ -437,8 +437,8 @@ static s3ckpt_status remove_key(void *ud, const char *key, int is_prefix)
     return r->s->ops->remove(r->s, key);
 }
 
-static s3ckpt_status remove_checkpoint(s3ckpt_client *c, ck_store *s, const char *name,
-                                       const char *latest, int force)
+static s3ckpt_status remove_locked(s3ckpt_client *c, ck_store *s, const char *name,
+                                   const char *latest, int force)
 {
     char key[CK_NAME_MAX + 32], prefix[CK_NAME_MAX + 2];
     rm_ctx r = {s, 0};
@@ -470,6 +470,24 @@ static s3ckpt_status remove_checkpoint(s3ckpt_client *c, ck_store *s, const char
     if (!st)
         ck_log(c, 1, "removed %s (%" PRIu64 " objects%s)", name, r.removed + has_manifest,
                has_manifest ? "" : ", it had no manifest");
+    return st;
+}
+
+/* Takes the name's lock first, so a push in progress is not pulled out from under it. */
+static s3ckpt_status remove_checkpoint(s3ckpt_client *c, ck_store *s, const char *name,
+                                       const char *latest, int force)
+{
+    void *lock = NULL;
+    s3ckpt_status st = s->ops->lock(s, name, &lock);
+
+    if (st == S3CKPT_EEXISTS) {
+        ck_err_reset(&c->err);
+        return ck_err_set(&c->err, st, "rm: a push of %s to %s is running; try again after it",
+                          name, s->url);
+    }
+    if (!st)
+        st = remove_locked(c, s, name, latest, force);
+    s->ops->unlock(s, lock);
     return st;
 }
 

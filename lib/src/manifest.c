@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "path.h"
 #include "trailer.h"
 
@@ -397,6 +398,11 @@ static s3ckpt_status validate_file(const ck_manifest *m, const ck_entry *e, char
         FAIL("%s: %" PRIu64 " chunks listed, a %" PRIu64 "-byte file has %" PRIu64, e->path,
              e->nchunks, e->size, want_chunks);
     for (i = 0; i < e->nchunks; i++) {
+        if (e->chunks[i].stored_len > ck_codec_bound(e->chunks[i].raw_len))
+            FAIL("%s: chunk %" PRIu64 " claims %u stored bytes, more than a frame of %u raw "
+                 "bytes can take (%zu)",
+                 e->path, i, e->chunks[i].stored_len, e->chunks[i].raw_len,
+                 ck_codec_bound(e->chunks[i].raw_len));
         if (e->chunks[i].raw_len != ck_chunk_len(e->size, m->chunk_size, i))
             FAIL("%s: chunk %" PRIu64 " has %u raw bytes, expected %u", e->path, i,
                  e->chunks[i].raw_len, ck_chunk_len(e->size, m->chunk_size, i));

@@ -9,7 +9,39 @@
 #include <stdio.h>
 #include <string.h>
 
-int ck_path_check(const char *path, char *why, size_t why_len)
+int ck_utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    while (*p) {
+        unsigned c = *p, n, cp, i;
+
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf)
+            n = 1, cp = c & 0x1f;
+        else if (c >= 0xe0 && c <= 0xef)
+            n = 2, cp = c & 0x0f;
+        else if (c >= 0xf0 && c <= 0xf4)
+            n = 3, cp = c & 0x07;
+        else
+            return 0;
+        for (i = 1; i <= n; i++) {
+            if ((p[i] & 0xc0) != 0x80)
+                return 0;
+            cp = cp << 6 | (p[i] & 0x3f);
+        }
+        if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+            return 0;
+        p += n + 1;
+    }
+    return 1;
+}
+
+static int check(const char *path, size_t max, char *why, size_t why_len)
 {
     size_t len = strlen(path), comp = 0, i;
     const char *start = path;
@@ -18,8 +50,12 @@ int ck_path_check(const char *path, char *why, size_t why_len)
         snprintf(why, why_len, "empty path");
         return -1;
     }
-    if (len >= CK_PATH_MAX) {
-        snprintf(why, why_len, "path longer than %d bytes", CK_PATH_MAX - 1);
+    if (len >= max) {
+        snprintf(why, why_len, "path longer than %zu bytes", max - 1);
+        return -1;
+    }
+    if (!ck_utf8_valid(path)) {
+        snprintf(why, why_len, "name is not valid UTF-8");
         return -1;
     }
     if (path[0] == '/') {
@@ -54,6 +90,16 @@ int ck_path_check(const char *path, char *why, size_t why_len)
         comp++;
     }
     return 0;
+}
+
+int ck_path_check(const char *path, char *why, size_t why_len)
+{
+    return check(path, CK_PATH_MAX, why, why_len);
+}
+
+int ck_key_check(const char *key, char *why, size_t why_len)
+{
+    return check(key, CK_KEY_MAX, why, why_len);
 }
 
 static int name_char(char c)

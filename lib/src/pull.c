@@ -424,7 +424,12 @@ static s3ckpt_status plan_dest(pull_run *r, const char *dest, char **final, int 
         goto out;
     }
     snprintf(*final, n, "%s/%s", strcmp(parent, "/") ? parent : "", base);
-    snprintf(r->partial, n + 32, "%s/.%s.s3ckpt-partial", strcmp(parent, "/") ? parent : "", base);
+    if (strlen(base) <= 200)
+        snprintf(r->partial, n + 32, "%s/.%s.s3ckpt-partial", strcmp(parent, "/") ? parent : "",
+                 base);
+    else /* keep the staging name within NAME_MAX */
+        snprintf(r->partial, n + 32, "%s/.s3ckpt-partial-%016" PRIx64,
+                 strcmp(parent, "/") ? parent : "", ck_digest64(base, strlen(base)));
     snprintf(r->marker, n + 32 + strlen(MARKER_SUFFIX), "%s%s", r->partial, MARKER_SUFFIX);
     *dest_exists = lstat(*final, &sb) == 0;
     if (*dest_exists && !S_ISDIR(sb.st_mode))

@@ -545,6 +545,9 @@ static s3ckpt_status set_header(push_run *r, const char *path, const s3ckpt_push
             return ck_err_set(&r->c->err, S3CKPT_EINVAL,
                               "push: metadata keys are 1..%u bytes, values up to %u",
                               CK_META_KEY_MAX, CK_META_VALUE_MAX);
+        if (!ck_utf8_valid(kv->key) || !ck_utf8_valid(kv->value))
+            return ck_err_set(&r->c->err, S3CKPT_EINVAL,
+                              "push: metadata \"%.64s\" is not valid UTF-8", kv->key);
         for (j = 0; j < i; j++)
             if (!strcmp(r->m.meta[j].key, kv->key))
                 return ck_err_set(&r->c->err, S3CKPT_EINVAL,
@@ -561,7 +564,8 @@ static s3ckpt_status set_header(push_run *r, const char *path, const s3ckpt_push
 /* Writes the manifest if no other push committed the name first. */
 static s3ckpt_status commit(push_run *r)
 {
-    char key[CK_NAME_MAX + 32], why[256], *json = NULL;
+    char key[CK_NAME_MAX + 32], why[256] = "", *json = NULL;
+    ck_manifest check;
     size_t len;
     s3ckpt_status st;
 
@@ -572,6 +576,17 @@ static s3ckpt_status commit(push_run *r)
     st = ck_manifest_encode(&r->m, &json, &len);
     if (st)
         return ck_err_set(&r->c->err, st, "push: out of memory encoding the manifest");
+    /* what is committed must be what every reader accepts */
+    st = ck_manifest_decode(&check, json, len, why, sizeof(why));
+    if (!st && (check.nentries != r->m.nentries || check.bytes != r->m.bytes))
+        st = S3CKPT_ECORRUPT;
+    ck_manifest_cleanup(&check);
+    if (st) {
+        free(json);
+        return ck_err_set(&r->c->err, st == S3CKPT_ENOMEM ? st : S3CKPT_EUNSUPPORTED,
+                          "push: the manifest would not read back (%s); nothing was committed",
+                          st == S3CKPT_ECORRUPT && why[0] ? why : "entries lost in encoding");
+    }
     st = r->store->ops->sync(r->store);
     if (!st) {
         snprintf(key, sizeof(key), "%smanifest.json", r->prefix);

@@ -13,7 +13,6 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +57,7 @@ static char *key_path(file_store *fs, const char *key)
     char why[128], *p;
     size_t n;
 
-    if (ck_path_check(key, why, sizeof(why))) {
+    if (ck_key_check(key, why, sizeof(why))) {
         ck_err_set(fs->base.err, S3CKPT_EINVAL, "store %s: bad key \"%.200s\": %s", fs->base.url,
                    key, why);
         return NULL;
@@ -90,15 +89,18 @@ static int make_parents(file_store *fs, char *path)
     return 0;
 }
 
+#define TMP_TAG ".s3ckpt-tmp."
+
+/* "<dir of final>/.s3ckpt-tmp.<pid>.<n>": fixed length, so any valid name can be written */
 static char *tmp_name(const char *final)
 {
     const char *base = strrchr(final, '/') + 1;
-    size_t n = strlen(final) + 64;
+    size_t n = (size_t)(base - final) + 64;
     char *t = malloc(n);
 
     if (t)
-        snprintf(t, n, "%.*s.%s.s3ckpt-tmp.%ld.%u", (int)(base - final), final, base,
-                 (long)getpid(), atomic_fetch_add(&tmp_counter, 1));
+        snprintf(t, n, "%.*s" TMP_TAG "%ld.%u", (int)(base - final), final, (long)getpid(),
+                 atomic_fetch_add(&tmp_counter, 1));
     return t;
 }
 
@@ -281,6 +283,8 @@ static s3ckpt_status fs_open_read(ck_store *s, const char *key, const char *etag
 
     (void)etag;
     *out = NULL;
+    if (r)
+        r->fd = -1;
     if (!r || !path) {
         st = path ? ck_err_set(s->err, S3CKPT_ENOMEM, "out of memory") : ck_err_status(s->err);
         goto out;
@@ -493,7 +497,7 @@ static s3ckpt_status fs_remove(ck_store *s, const char *key)
     size_t rootlen = strlen(fs->root);
     char *path, *slash;
 
-    /* keys from listing may hold our temp names, which ck_path_check accepts */
+    /* keys from listing may hold our temp names, which ck_key_check accepts */
     if (!(path = key_path(fs, key)))
         return ck_err_status(s->err);
     if (unlink(path) && errno != ENOENT) {
@@ -512,20 +516,22 @@ static s3ckpt_status fs_remove(ck_store *s, const char *key)
     return S3CKPT_OK;
 }
 
-/* ".<base>.s3ckpt-tmp.<pid>.<n>" of a process that is gone */
+/* ".s3ckpt-tmp.<pid>.<n>" of a process that is gone */
 static s3ckpt_status remove_stale(void *ud, const char *key, int is_prefix)
 {
     ck_store *s = ud;
-    const char *base = strrchr(key, '/'), *tag;
+    const char *base = strrchr(key, '/');
     char *end;
     long pid;
 
     base = base ? base + 1 : key;
-    tag = strstr(base, ".s3ckpt-tmp.");
-    if (is_prefix || base[0] != '.' || !tag)
+    if (is_prefix || strncmp(base, TMP_TAG, strlen(TMP_TAG)))
         return S3CKPT_OK;
-    pid = strtol(tag + strlen(".s3ckpt-tmp."), &end, 10);
+    pid = strtol(base + strlen(TMP_TAG), &end, 10);
     if (*end != '.' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        return S3CKPT_OK;
+    strtoul(end + 1, &end, 10);
+    if (*end)
         return S3CKPT_OK;
     return fs_remove(s, key);
 }
@@ -536,39 +542,63 @@ static s3ckpt_status fs_cleanup(ck_store *s, const char *prefix)
 }
 
 /* flock on <root>/.s3ckpt-locks/<name>: released by the kernel when the holder dies, so a
- * killed push never blocks its re-run. The lock file stays (unlinking it would let two
- * writers lock different inodes of the same name). */
+ * killed push never blocks its re-run. The holder unlinks the file when it is done; a locker
+ * checks after flock that the name still leads to the inode it locked, so two writers can never
+ * hold locks on different inodes of one name. */
+typedef struct fs_lock_handle {
+    int fd;
+    char key[CK_NAME_MAX + 32];
+} fs_lock_handle;
+
 static s3ckpt_status fs_lock(ck_store *s, const char *name, void **handle)
 {
     file_store *fs = (file_store *)s;
-    char key[300];
-    int fd;
+    fs_lock_handle *h = calloc(1, sizeof(*h));
+    struct stat a, b;
+    int tries;
 
     *handle = NULL;
-    if (mkdirat(fs->rootfd, ".s3ckpt-locks", 0755) && errno != EEXIST)
+    if (!h)
+        return ck_err_set(s->err, S3CKPT_ENOMEM, "out of memory");
+    if (mkdirat(fs->rootfd, ".s3ckpt-locks", 0755) && errno != EEXIST) {
+        free(h);
         return fail_errno(fs, "lock", name, errno);
-    snprintf(key, sizeof(key), ".s3ckpt-locks/%s", name);
-    fd = openat(fs->rootfd, key, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return fail_errno(fs, "lock", name, errno);
-    if (flock(fd, LOCK_EX | LOCK_NB)) {
-        int e = errno;
-
-        close(fd);
-        if (e == EWOULDBLOCK)
-            return ck_err_set(s->err, S3CKPT_EEXISTS, "push: another push of %s to %s is running",
-                              name, s->url);
-        return fail_errno(fs, "lock", name, e);
     }
-    *handle = (void *)(intptr_t)(fd + 1);
-    return S3CKPT_OK;
+    snprintf(h->key, sizeof(h->key), ".s3ckpt-locks/%s", name);
+    for (tries = 0; tries < 100; tries++) {
+        h->fd = openat(fs->rootfd, h->key, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (h->fd < 0)
+            break;
+        if (flock(h->fd, LOCK_EX | LOCK_NB)) {
+            int e = errno;
+
+            close(h->fd);
+            free(h);
+            if (e == EWOULDBLOCK)
+                return ck_err_set(s->err, S3CKPT_EEXISTS,
+                                  "push: another push of %s to %s is running", name, s->url);
+            return fail_errno(fs, "lock", name, e);
+        }
+        if (!fstat(h->fd, &a) && !fstatat(fs->rootfd, h->key, &b, AT_SYMLINK_NOFOLLOW) &&
+            a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+            *handle = h;
+            return S3CKPT_OK;
+        }
+        close(h->fd); /* the holder before us unlinked it meanwhile: lock the new one */
+    }
+    free(h);
+    return fail_errno(fs, "lock", name, errno ? errno : EAGAIN);
 }
 
 static void fs_unlock(ck_store *s, void *handle)
 {
-    (void)s;
-    if (handle)
-        close((int)(intptr_t)handle - 1);
+    fs_lock_handle *h = handle;
+
+    if (!h)
+        return;
+    unlinkat(((file_store *)s)->rootfd, h->key, 0);
+    close(h->fd);
+    free(h);
 }
 
 static s3ckpt_status fs_sync(ck_store *s)

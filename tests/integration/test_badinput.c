@@ -246,8 +246,9 @@ Test(badinput, frame_holding_more_than_the_declared_raw_length_is_refused)
 {
     char *m, *e, chunks[256], from[300], to[300];
 
-    /* One chunk of 100000 bytes. The manifest is edited to say the file (and its only chunk)
-     * has 60000 bytes, consistently: it passes validation, but the frame declares 100000. */
+    /* One chunk of 100000 random bytes. The manifest is edited to say the file (and its only
+     * chunk) has 99900 bytes, consistently: it passes validation (the stored frame still fits
+     * the bound of a 99900-byte frame), but the frame declares 100000. */
     make_ck(100000, 0);
     m = th_read_file(MAN, NULL);
     cr_assert_not_null(m);
@@ -256,10 +257,10 @@ Test(badinput, frame_holding_more_than_the_declared_raw_length_is_refused)
     cr_assert_eq(th_json_member(e, "chunks", chunks, sizeof(chunks)), 0, "%s", th_error());
     cr_assert_eq(strncmp(chunks, "[[100000,", 9), 0, "chunks: %s", chunks);
     snprintf(from, sizeof(from), "\"chunks\":%s", chunks);
-    snprintf(to, sizeof(to), "\"chunks\":[[60000,%s", chunks + 9);
+    snprintf(to, sizeof(to), "\"chunks\":[[99900,%s", chunks + 9);
     edit_manifest(from, to, 1);
-    edit_manifest("\"size\":100000,", "\"size\":60000,", 1);
-    edit_manifest("\"bytes\":100000,", "\"bytes\":60000,", 1);
+    edit_manifest("\"size\":100000,", "\"size\":99900,", 1);
+    edit_manifest("\"bytes\":100000,", "\"bytes\":99900,", 1);
     free(e);
     free(m);
     TH_S3CKPT_EXPECT(0, "show", URL, "--name", "ck"); /* the manifest itself is valid */

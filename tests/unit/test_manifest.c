@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "digest.h"
 #include "manifest.h"
 #include "path.h"
@@ -556,6 +557,23 @@ Test(manifest, rejects_stored_lengths_not_adding_up_to_object_size)
     find(&m, "a/b.bin")->object_size += 1;
     ck_manifest_sum(&m);
     expect_corrupt(&m, "stored lengths add up to");
+}
+
+/* A stored length beyond what a frame of raw_len bytes can take would make a reader read more
+ * than its buffer holds: refused even when every sum agrees. */
+Test(manifest, rejects_stored_length_above_the_frame_bound)
+{
+    ck_manifest m;
+    ck_entry *e;
+    uint32_t extra;
+
+    build_valid(&m);
+    e = find(&m, "a/b.bin");
+    extra = (uint32_t)ck_codec_bound(e->chunks[0].raw_len) + 1 - e->chunks[0].stored_len;
+    e->chunks[0].stored_len += extra;
+    e->object_size += extra;
+    ck_manifest_sum(&m);
+    expect_corrupt(&m, "more than a frame");
 }
 
 Test(manifest, rejects_totals_not_matching_entries)

@@ -75,21 +75,30 @@ static void print_text(const s3ckpt_checkpoint *ck)
     printf("size:     %s (%llu bytes)\n", b, (unsigned long long)s->bytes);
     printf("stored:   %s (%llu bytes), ratio %.3f\n", sb, (unsigned long long)s->stored_bytes,
            ratio(s->bytes, s->stored_bytes));
-    for (i = 0; i < s->meta_count; i++)
-        printf("meta:     %s=%s\n", s->meta[i].key, s->meta[i].value);
+    for (i = 0; i < s->meta_count; i++) {
+        printf("meta:     ");
+        cli_print_text(stdout, s->meta[i].key);
+        putchar('=');
+        cli_print_text(stdout, s->meta[i].value);
+        putchar('\n');
+    }
     printf("\n%-5s %12s %12s %6s %7s  %s\n", "MODE", "SIZE", "STORED", "RATIO", "CHUNKS", "PATH");
     for (i = 0; i < n; i++) {
         s3ckpt_file_info f;
 
         s3ckpt_checkpoint_entry(ck, i, &f);
         if (f.is_dir) {
-            printf("%04o  %12s %12s %6s %7s  %s/\n", (unsigned)f.mode, "-", "-", "-", "-", f.path);
+            printf("%04o  %12s %12s %6s %7s  ", (unsigned)f.mode, "-", "-", "-", "-");
+            cli_print_text(stdout, f.path);
+            printf("/\n");
             continue;
         }
         cli_human(b, sizeof(b), (double)f.size);
         cli_human(sb, sizeof(sb), (double)f.stored_bytes);
-        printf("%04o  %12s %12s %6.3f %7llu  %s\n", (unsigned)f.mode, b, sb,
-               ratio(f.size, f.stored_bytes), (unsigned long long)f.chunks, f.path);
+        printf("%04o  %12s %12s %6.3f %7llu  ", (unsigned)f.mode, b, sb,
+               ratio(f.size, f.stored_bytes), (unsigned long long)f.chunks);
+        cli_print_text(stdout, f.path);
+        putchar('\n');
     }
 }
 

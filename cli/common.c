@@ -239,6 +239,14 @@ void cli_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+void cli_print_text(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    for (; *p; p++)
+        fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+}
+
 double cli_now(void)
 {
     struct timespec ts;

@@ -76,6 +76,9 @@ int cli_parse_size(const char *s, uint64_t *out);
 int cli_parse_u64(const char *s, uint64_t *out);
 void cli_human(char *out, size_t len, double bytes);
 void cli_json_string(FILE *f, const char *s);
+/* Prints s with control characters shown as '?': names and metadata come from a store and
+ * must not drive the terminal. */
+void cli_print_text(FILE *f, const char *s);
 
 /* Progress line on stderr (bytes, rate, ETA), for s3ckpt_progress_fn. */
 typedef struct cli_progress {

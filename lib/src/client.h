@@ -25,6 +25,9 @@ void ck_log(s3ckpt_client *c, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* How many buffer slots of slot_bytes fit the memory bound (at least 2). */
 size_t ck_client_slots(const s3ckpt_client *c, size_t slot_bytes);
+/* EINVAL (recorded) when not even two slots of slot_bytes fit the memory bound. */
+s3ckpt_status ck_client_check_memory(s3ckpt_client *c, const char *op, uint64_t chunk_size,
+                                     size_t slot_bytes);
 int ck_canceled(s3ckpt_client *c);
 /* Resets error and cancel state at the start of a public call; EINVAL for a NULL client. */
 s3ckpt_status ck_client_begin(s3ckpt_client *c);

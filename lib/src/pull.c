@@ -165,7 +165,7 @@ static int make_parents(const char *root, char *path)
 
     for (p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
         *p = '\0';
-        if (mkdir(path, 0700) && errno != EEXIST) {
+        if (mkdir(path, 0777) && errno != EEXIST) {
             *p = '/';
             return -1;
         }
@@ -184,6 +184,15 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 static int rm_rf(const char *path)
 {
     return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* 1 when path is a regular file (or directory, want_dir) owned by us, not a link. */
+static int ours(const char *path, int want_dir)
+{
+    struct stat sb;
+
+    return lstat(path, &sb) == 0 && sb.st_uid == geteuid() &&
+           (want_dir ? S_ISDIR(sb.st_mode) : S_ISREG(sb.st_mode));
 }
 
 /* Opens (creating at its final size) the file of entry i in the partial directory, and its
@@ -206,7 +215,8 @@ static s3ckpt_status open_entry(pull_run *r, size_t i)
     r->fds[i] = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     r->fresh[i] = r->fds[i] >= 0;
     if (r->fds[i] < 0 && errno == EEXIST) { /* resuming: it may already have its final mode */
-        chmod(path, 0600);
+        if (ours(path, 0))
+            chmod(path, 0600);
         r->fds[i] = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     }
     if (r->fds[i] < 0 || fstat(r->fds[i], &sb)) {
@@ -444,40 +454,55 @@ out:
 }
 
 /* Creates the partial directory, or resumes one left by an interrupted pull of the same
- * checkpoint; a partial directory of anything else is discarded. */
+ * checkpoint. Only a real directory and marker owned by this user are resumed (the parent may
+ * be shared, like /tmp); anything else at those names is discarded. */
 static s3ckpt_status prepare_partial(pull_run *r)
 {
-    const char *marker = r->marker;
-    char want[512], have[512] = "";
+    char *want = NULL, *have = NULL;
+    size_t len;
+    ssize_t n = -1;
     s3ckpt_status st = S3CKPT_OK;
-    ssize_t n = 0;
     int fd;
 
-    snprintf(want, sizeof(want), "s3ckpt-pull 1\n%s\n%s\n%s\n", r->store->url, r->m.name,
-             r->m.created);
-    fd = open(marker, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-        n = read(fd, have, sizeof(have) - 1);
-        close(fd);
-        have[n > 0 ? n : 0] = '\0';
+    len = strlen(r->store->url) + strlen(r->m.name) + strlen(r->m.created) + 32;
+    want = malloc(len);
+    have = malloc(len + 1);
+    if (!want || !have) {
+        st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+        goto out;
     }
-    if (fd >= 0 && !strcmp(have, want) && access(r->partial, F_OK) == 0) {
-        ck_log(r->c, 1, "resuming the interrupted pull in %s", r->partial);
-        return S3CKPT_OK;
+    snprintf(want, len, "s3ckpt-pull 1\n%s\n%s\n%s\n", r->store->url, r->m.name, r->m.created);
+    if (ours(r->partial, 1) && ours(r->marker, 0)) {
+        fd = open(r->marker, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+            n = read(fd, have,
+                     len + 1); /* one byte more than want holds: a longer marker differs */
+            close(fd);
+        }
+        if (n == (ssize_t)strlen(want) && !memcmp(have, want, (size_t)n)) {
+            ck_log(r->c, 1, "resuming the interrupted pull in %s", r->partial);
+            goto out;
+        }
     }
-    unlink(marker);
-    if (rm_rf(r->partial) && errno != ENOENT)
-        return sys_fail(r, "removing stale", r->partial);
-    if (mkdir(r->partial, 0777)) /* becomes DEST: the usual umask-given mode */
-        return sys_fail(r, "creating", r->partial);
-    fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if ((unlink(r->marker) && errno != ENOENT) || (rm_rf(r->partial) && errno != ENOENT)) {
+        st = sys_fail(r, "removing stale", r->partial);
+        goto out;
+    }
+    if (mkdir(r->partial, 0777)) { /* becomes DEST: the usual umask-given mode */
+        st = sys_fail(r, "creating", r->partial);
+        goto out;
+    }
+    fd = open(r->marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 || write(fd, want, strlen(want)) != (ssize_t)strlen(want)) {
-        st = sys_fail(r, "writing", marker);
+        st = sys_fail(r, "writing", r->marker);
         if (fd >= 0)
             close(fd);
-        return st;
+        goto out;
     }
     close(fd);
+out:
+    free(want);
+    free(have);
     return st;
 }
 
@@ -492,7 +517,7 @@ static s3ckpt_status make_dirs(pull_run *r)
             continue;
         if (!(p = join(r->partial, r->m.entries[i].path)))
             return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
-        if (make_parents(r->partial, p) || (mkdir(p, 0700) && errno != EEXIST)) {
+        if (make_parents(r->partial, p) || (mkdir(p, 0777) && errno != EEXIST)) {
             s3ckpt_status st = sys_fail(r, "creating", r->m.entries[i].path);
 
             free(p);
@@ -514,72 +539,192 @@ static int fsync_path(const char *path)
     return rc;
 }
 
-/* Directory modes last (a read-only directory would refuse its files), deepest first; then the
- * whole tree moves into place. */
-static s3ckpt_status move_into_place(pull_run *r, const char *final, int dest_exists)
+/* Opens directory `rel` below dirfd one component at a time, never following a symbolic link
+ * (each component is opened with O_NOFOLLOW); create: make missing components. rel "" is dirfd
+ * itself (dup'ed). Returns the fd, or -1 with errno set (ELOOP/ENOTDIR for a link or a file). */
+static int open_dir_under(int dirfd, const char *rel, int create)
 {
-    s3ckpt_status st = S3CKPT_OK;
-    char *parent;
+    char comp[256];
+    int fd = dup(dirfd);
+
+    while (fd >= 0 && *rel) {
+        const char *slash = strchr(rel, '/');
+        size_t n = slash ? (size_t)(slash - rel) : strlen(rel);
+        int next;
+
+        if (n >= sizeof(comp)) {
+            close(fd);
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        memcpy(comp, rel, n);
+        comp[n] = '\0';
+        if (create && mkdirat(fd, comp, 0777) && errno != EEXIST) {
+            close(fd);
+            return -1;
+        }
+        next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(fd);
+        fd = next;
+        rel += n + (slash != NULL);
+    }
+    return fd;
+}
+
+/* Splits an entry path into its parent ("" at the top) and base name. */
+static void split_path(const char *path, char *parent, size_t parent_len, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+
+    snprintf(parent, parent_len, "%.*s", (int)n, path);
+    *base = slash ? slash + 1 : path;
+}
+
+/* --force into a non-empty DEST: every target must be absent or of the same kind (a directory
+ * for a directory, a regular file or link for a file), and no directory on the way may be a
+ * symbolic link. Checked for all entries before anything moves. */
+static s3ckpt_status check_merge(pull_run *r, int destfd, const char *final)
+{
+    char parent[CK_PATH_MAX];
+    const char *base;
+    struct stat sb;
+    size_t i;
+
+    for (i = 0; i < r->m.nentries; i++) {
+        const ck_entry *e = &r->m.entries[i];
+        int pfd;
+
+        split_path(e->path, parent, sizeof(parent), &base);
+        pfd = open_dir_under(destfd, parent, 0);
+        if (pfd < 0 && errno == ENOENT)
+            continue; /* created fresh below */
+        if (pfd < 0)
+            return ck_err_set(&r->c->err, S3CKPT_EEXISTS,
+                              "pull: %s/%s: a directory on the way is a symbolic link or a file "
+                              "(%s); refusing to restore through it",
+                              final, parent, strerror(errno));
+        if (fstatat(pfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+            (e->is_dir ? !S_ISDIR(sb.st_mode) : S_ISDIR(sb.st_mode))) {
+            close(pfd);
+            return ck_err_set(&r->c->err, S3CKPT_EEXISTS,
+                              "pull: %s/%s exists as a %s; the checkpoint has a %s there", final,
+                              e->path, S_ISDIR(sb.st_mode) ? "directory" : "non-directory",
+                              e->is_dir ? "directory" : "file");
+        }
+        close(pfd);
+    }
+    return S3CKPT_OK;
+}
+
+/* Moves every entry of the partial tree into the existing DEST, by rename within one
+ * filesystem, through directory descriptors that never follow links. */
+static s3ckpt_status merge_into(pull_run *r, int destfd, const char *final)
+{
+    char parent[CK_PATH_MAX];
+    const char *base;
+    s3ckpt_status st = check_merge(r, destfd, final);
+    int partfd = open(r->partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    size_t i;
+
+    if (!st && partfd < 0)
+        st = sys_fail(r, "opening", r->partial);
+    for (i = 0; !st && i < r->m.nentries; i++) {
+        const ck_entry *e = &r->m.entries[i];
+        int from, to;
+
+        split_path(e->path, parent, sizeof(parent), &base);
+        if (e->is_dir) {
+            to = open_dir_under(destfd, e->path, 1);
+            if (to < 0)
+                st = sys_fail(r, "creating", e->path);
+            else
+                close(to);
+            continue;
+        }
+        from = open_dir_under(partfd, parent, 0);
+        to = open_dir_under(destfd, parent, 1);
+        if (from < 0 || to < 0 || renameat(from, base, to, base) || fsync(to))
+            st = sys_fail(r, "moving into place", e->path);
+        if (from >= 0)
+            close(from);
+        if (to >= 0)
+            close(to);
+    }
+    if (partfd >= 0)
+        close(partfd);
+    if (!st && rm_rf(r->partial))
+        st = sys_fail(r, "removing", r->partial);
+    return st;
+}
+
+/* Sets directory modes, deepest first, through no-follow descriptors. */
+static s3ckpt_status set_dir_modes(pull_run *r, int rootfd, int keep_owner_access)
+{
     size_t i;
 
     for (i = r->m.nentries; i-- > 0;) {
-        char *p;
+        const ck_entry *e = &r->m.entries[i];
+        int fd;
 
-        if (!r->m.entries[i].is_dir)
+        if (!e->is_dir)
             continue;
-        if (!(p = join(r->partial, r->m.entries[i].path)))
-            return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
-        if (chmod(p, r->m.entries[i].mode | 0700)) /* owner keeps access until moved */
-            st = sys_fail(r, "setting the mode of", r->m.entries[i].path);
-        free(p);
-        if (st)
+        fd = open_dir_under(rootfd, e->path, 0);
+        if (fd < 0 || fchmod(fd, e->mode | (keep_owner_access ? 0700 : 0))) {
+            s3ckpt_status st = sys_fail(r, "setting the mode of", e->path);
+
+            if (fd >= 0)
+                close(fd);
             return st;
+        }
+        close(fd);
     }
-    if (fsync_path(r->partial))
-        return sys_fail(r, "syncing", r->partial);
+    return S3CKPT_OK;
+}
+
+/* Every file is complete and fsynced: make the directories durable too (one syncfs covers the
+ * whole partial tree), then move the tree into place and set directory modes. */
+static s3ckpt_status move_into_place(pull_run *r, const char *final, int dest_exists)
+{
+    int partfd = open(r->partial, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), destfd;
+    char *parent;
+    s3ckpt_status st = S3CKPT_OK;
+
+    if (partfd < 0)
+        return sys_fail(r, "opening", r->partial);
+    if ((st = set_dir_modes(r, partfd, 1)) || syncfs(partfd)) {
+        close(partfd);
+        return st ? st : sys_fail(r, "syncing", r->partial);
+    }
+    close(partfd);
     if (!dest_exists || dir_is_empty(final)) {
         if (rename(r->partial, final))
             return sys_fail(r, "moving into place", final);
     } else {
-        for (i = 0; i < r->m.nentries && !st; i++) {
-            const ck_entry *e = &r->m.entries[i];
-            char *from = join(r->partial, e->path), *to = join(final, e->path);
-
-            if (!from || !to)
-                st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
-            else if (e->is_dir ? (mkdir(to, 0700) && errno != EEXIST)
-                               : (make_parents(final, to) || rename(from, to)))
-                st = sys_fail(r, "moving into place", to);
-            free(from);
-            free(to);
-        }
-        if (!st && rm_rf(r->partial))
-            st = sys_fail(r, "removing", r->partial);
+        destfd = open(final, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (destfd < 0)
+            return sys_fail(r, "opening", final);
+        st = merge_into(r, destfd, final);
+        close(destfd);
         if (st)
             return st;
     }
     unlink(r->marker);
-    /* restore exact directory modes now that the tree is in place */
-    for (i = r->m.nentries; i-- > 0;) {
-        char *p;
-
-        if (!r->m.entries[i].is_dir)
-            continue;
-        if ((p = join(final, r->m.entries[i].path))) {
-            chmod(p, r->m.entries[i].mode);
-            free(p);
-        }
-    }
+    destfd = open(final, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (destfd < 0)
+        return sys_fail(r, "opening", final);
+    st = set_dir_modes(r, destfd, 0);
+    close(destfd);
+    if (st)
+        return st;
     parent = strdup(final);
-    if (parent) {
-        char *slash = strrchr(parent, '/');
-
-        if (slash)
-            *(slash == parent ? slash + 1 : slash) = '\0';
-        fsync_path(parent);
-        free(parent);
-    }
-    return S3CKPT_OK;
+    if (!parent)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    *(strrchr(parent, '/') == parent ? parent + 1 : strrchr(parent, '/')) = '\0';
+    if (fsync_path(parent))
+        st = sys_fail(r, "syncing", parent);
+    free(parent);
+    return st;
 }
 
 /* ---- entry points ---- */
@@ -607,8 +752,10 @@ static s3ckpt_status setup(pull_run *r, const char *store_url, const char *name)
     for (i = 0; i < r->c->workers; i++)
         if (!(r->ctx.codecs[i] = ck_codec_new(1)))
             return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory creating zstd contexts");
-    /* a chunk of the manifest may be larger than this client's chunk size */
+    /* the checkpoint's chunk size, not this client's, sizes the buffers */
     slot_bytes = (size_t)r->m.chunk_size + ck_codec_bound((size_t)r->m.chunk_size);
+    if ((st = ck_client_check_memory(r->c, r->ctx.op, r->m.chunk_size, slot_bytes)))
+        return st;
     st = ck_pool_new(&r->pool, r->c->workers, ck_client_slots(r->c, slot_bytes),
                      (size_t)r->m.chunk_size, ck_codec_bound((size_t)r->m.chunk_size), pull_job,
                      &r->ctx);
@@ -626,7 +773,7 @@ static void teardown(pull_run *r)
     for (i = 0; r->fds && i < r->m.nentries; i++) {
         if (r->fds[i] >= 0)
             close(r->fds[i]);
-        if (r->readers[i])
+        if (r->readers && r->readers[i])
             r->store->ops->close_read(r->readers[i]);
     }
     for (i = 0; r->ctx.codecs && i < r->c->workers; i++)

@@ -89,39 +89,46 @@ typedef struct push_run {
     uint64_t done_bytes;
 } push_run;
 
-static s3ckpt_status open_source(push_run *r, size_t i)
-{
-    char *p = ck_walk_local_path(&r->walk, &r->walk.entries[i]);
-
-    if (!p)
-        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
-    r->fds[i] = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (r->fds[i] < 0) {
-        s3ckpt_status st =
-            ck_err_set(&r->c->err, ck_err_from_errno(errno), "push: %s: %s", p, strerror(errno));
-        free(p);
-        return st;
-    }
-    free(p);
-    return S3CKPT_OK;
-}
-
-/* A checkpoint written while we read it would be stored half old, half new: refuse it. */
-static s3ckpt_status check_unchanged(push_run *r, size_t i)
+/* 1 when entry i's open file is no longer what the walk saw (another file, other size or
+ * mtime): a checkpoint written while we read it would be stored half old, half new. */
+static int file_changed(push_run *r, size_t i)
 {
     const ck_walk_entry *w = &r->walk.entries[i];
     struct stat sb;
 
-    if (fstat(r->fds[i], &sb))
-        return ck_err_set(&r->c->err, S3CKPT_EIO, "push: %s/%s: %s", r->walk.base, w->path,
-                          strerror(errno));
-    if ((uint64_t)sb.st_size != w->size ||
-        (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != w->mtime_ns)
-        return ck_err_set(&r->c->err, S3CKPT_EIO,
-                          "push: %s/%s changed while it was being read; push again once the "
-                          "writer has finished",
-                          r->walk.base, w->path);
-    return S3CKPT_OK;
+    return fstat(r->fds[i], &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_dev != w->dev ||
+           (uint64_t)sb.st_ino != w->ino || (uint64_t)sb.st_size != w->size ||
+           (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != w->mtime_ns;
+}
+
+static s3ckpt_status check_unchanged(push_run *r, size_t i)
+{
+    if (!file_changed(r, i))
+        return S3CKPT_OK;
+    return ck_err_set(&r->c->err, S3CKPT_EIO,
+                      "push: %s/%s changed while it was being read; push again once the writer "
+                      "has finished",
+                      r->walk.base, r->walk.entries[i].path);
+}
+
+static s3ckpt_status open_source(push_run *r, size_t i)
+{
+    char *p = ck_walk_local_path(&r->walk, &r->walk.entries[i]);
+    s3ckpt_status st;
+
+    if (!p)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    /* O_NONBLOCK: a FIFO swapped in since the walk must not block the open */
+    r->fds[i] = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (r->fds[i] < 0)
+        st = ck_err_set(&r->c->err, S3CKPT_EIO,
+                        "push: %s: %s (it was there when the directory "
+                        "was read)",
+                        p, strerror(errno));
+    else
+        st = check_unchanged(r, i);
+    free(p);
+    return st;
 }
 
 static char *data_key(push_run *r, const char *path)
@@ -406,10 +413,8 @@ static s3ckpt_status find_reusable(push_run *r)
             s->frame_hash != cand[s->entry].chunks[s->chunk].frame_hash)
             r->reused[s->entry] = -1; /* local file or stored frame differs: rewrite it */
         if (--left[s->entry] == 0) {
-            if (r->reused[s->entry] == 1 && check_unchanged(r, s->entry)) {
-                r->reused[s->entry] = -1; /* the real pass will report it if it persists */
-                ck_err_reset(&r->c->err);
-            }
+            if (r->reused[s->entry] == 1 && file_changed(r, s->entry))
+                r->reused[s->entry] = -1; /* the real pass reports it if it persists */
             close(r->fds[s->entry]);
             r->fds[s->entry] = -1;
             r->store->ops->close_read(readers[s->entry]);
@@ -465,6 +470,34 @@ out:
     return st;
 }
 
+/* What readers refuse must be refused before anything is written: too many entries, a chunk
+ * index too large to read back, a manifest over the reader's cap (estimated generously). */
+static s3ckpt_status check_limits(push_run *r)
+{
+    uint64_t estimate = 1024, i;
+
+    if (r->m.nentries > CK_MAX_ENTRIES)
+        return ck_err_set(&r->c->err, S3CKPT_EUNSUPPORTED,
+                          "push: %zu files and directories; a checkpoint holds at most %u",
+                          r->m.nentries, CK_MAX_ENTRIES);
+    for (i = 0; i < r->m.nentries; i++) {
+        const ck_entry *e = &r->m.entries[i];
+
+        if (ck_trailer_size(e->nchunks) > CK_TRAILER_MAX)
+            return ck_err_set(&r->c->err, S3CKPT_EUNSUPPORTED,
+                              "push: %s has %" PRIu64 " chunks of %" PRIu64
+                              " bytes, too many for one file; use a larger --chunk-size",
+                              e->path, e->nchunks, r->m.chunk_size);
+        estimate += 256 + 2 * strlen(e->path) + 64 * e->nchunks;
+    }
+    if (estimate > CK_MANIFEST_MAX_BYTES)
+        return ck_err_set(&r->c->err, S3CKPT_EUNSUPPORTED,
+                          "push: the manifest would be about %" PRIu64
+                          " bytes, over the %zu readers accept; use a larger --chunk-size",
+                          estimate, CK_MANIFEST_MAX_BYTES);
+    return S3CKPT_OK;
+}
+
 static s3ckpt_status build_entries(push_run *r)
 {
     size_t i;
@@ -499,7 +532,7 @@ static s3ckpt_status build_entries(push_run *r)
             e->chunks[k].raw_len = ck_chunk_len(w->size, r->m.chunk_size, k);
     }
     ck_manifest_sum(&r->m);
-    return S3CKPT_OK;
+    return check_limits(r);
 }
 
 static s3ckpt_status set_header(push_run *r, const char *path, const s3ckpt_push_opts *o)
@@ -671,6 +704,8 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
         }
     }
     slot_bytes = (size_t)c->chunk_size + ck_codec_bound((size_t)c->chunk_size);
+    if ((st = ck_client_check_memory(c, "push", c->chunk_size, slot_bytes)))
+        goto out;
     st = ck_pool_new(&r.pool, c->workers, ck_client_slots(c, slot_bytes), (size_t)c->chunk_size,
                      ck_codec_bound((size_t)c->chunk_size), push_job, &r.ctx);
     if (st) {

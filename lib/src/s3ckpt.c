@@ -2,6 +2,7 @@
  * s3ckpt - public entry points: the client handle, option checking, error strings. Each call
  * resets the client's error, runs one pipeline module and returns its status.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,18 @@ size_t ck_client_slots(const s3ckpt_client *c, size_t slot_bytes)
     if (n > most)
         n = most;
     return n < 2 ? 2 : (size_t)n;
+}
+
+s3ckpt_status ck_client_check_memory(s3ckpt_client *c, const char *op, uint64_t chunk_size,
+                                     size_t slot_bytes)
+{
+    if ((uint64_t)slot_bytes * 2 <= c->max_memory)
+        return S3CKPT_OK;
+    return ck_err_set(&c->err, S3CKPT_EINVAL,
+                      "%s: %" PRIu64 "-byte chunks need at least %" PRIu64
+                      " bytes of buffers, more than the memory bound of %" PRIu64
+                      " (raise --max-memory)",
+                      op, chunk_size, (uint64_t)slot_bytes * 2, c->max_memory);
 }
 
 double ck_now(void)

@@ -409,7 +409,11 @@ static s3ckpt_status fs_commit(ck_writer *w, ck_obj_info *info)
     struct stat sb;
     s3ckpt_status st = S3CKPT_OK;
 
-    if (fstat(w->fd, &sb) || close(w->fd)) {
+    if (fstat(w->fd, &sb)) {
+        st = fail_errno(w->fs, "put", w->key, errno);
+        goto out; /* fs_abort closes it */
+    }
+    if (close(w->fd)) { /* a delayed write error (e.g. ENOSPC on NFS) shows up here */
         w->fd = -1;
         st = fail_errno(w->fs, "put", w->key, errno);
         goto out;

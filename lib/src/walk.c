@@ -40,6 +40,8 @@ static s3ckpt_status add(ck_walk *w, ck_err *err, const char *path, const struct
     e->mode = sb->st_mode & 0777;
     e->size = e->is_dir ? 0 : (uint64_t)sb->st_size;
     e->mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+    e->dev = (uint64_t)sb->st_dev;
+    e->ino = (uint64_t)sb->st_ino;
     return S3CKPT_OK;
 }
 
@@ -60,6 +62,7 @@ static s3ckpt_status walk_dir(ck_walk *w, ck_err *err, int dfd, const char *rel)
 {
     s3ckpt_status st = S3CKPT_OK;
     struct dirent *de;
+    char *child;
     DIR *d = fdopendir(dfd);
 
     if (!d) {
@@ -67,13 +70,19 @@ static s3ckpt_status walk_dir(ck_walk *w, ck_err *err, int dfd, const char *rel)
         return ck_err_set(err, ck_err_from_errno(errno), "push: %s/%s: %s", w->base, rel,
                           strerror(errno));
     }
+    child =
+        malloc(CK_PATH_MAX + 256); /* on the heap, not 4 KB of stack a level: trees may be deep */
+    if (!child) {
+        closedir(d);
+        return ck_err_set(err, S3CKPT_ENOMEM, "out of memory");
+    }
     while (!st && (errno = 0, de = readdir(d))) {
-        char child[CK_PATH_MAX + 256], why[128];
+        char why[128];
         struct stat sb;
 
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
-        snprintf(child, sizeof(child), "%s%s%s", rel, *rel ? "/" : "", de->d_name);
+        snprintf(child, CK_PATH_MAX + 256, "%s%s%s", rel, *rel ? "/" : "", de->d_name);
         if (ck_path_check(child, why, sizeof(why))) {
             st = ck_err_set(err, S3CKPT_EUNSUPPORTED, "push: %s/%s: %s", w->base, child, why);
             break;
@@ -100,6 +109,7 @@ static s3ckpt_status walk_dir(ck_walk *w, ck_err *err, int dfd, const char *rel)
     }
     if (!st && errno)
         st = ck_err_set(err, S3CKPT_EIO, "push: reading %s/%s: %s", w->base, rel, strerror(errno));
+    free(child);
     closedir(d);
     return st;
 }

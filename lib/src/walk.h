@@ -12,7 +12,8 @@ typedef struct ck_walk_entry {
     int is_dir;
     uint32_t mode;
     uint64_t size;
-    int64_t mtime_ns; /* to notice files that change while they are read */
+    int64_t mtime_ns; /* with dev and ino: to notice files changed or replaced while read */
+    uint64_t dev, ino;
 } ck_walk_entry;
 
 typedef struct ck_walk {

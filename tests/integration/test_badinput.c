@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -532,6 +533,130 @@ Test(badinput, store_inside_pushed_dir_is_refused)
     TH_ASSERT_STDERR_HAS(r, "inside");
     th_run_free(&r);
     cr_assert(!th_tree_has_name(store, "manifest.json"), "the nested push was committed");
+}
+
+Test(badinput, non_utf8_file_name_and_metadata_are_refused)
+{
+    char f[PATH_MAX];
+    th_run r;
+
+    paths();
+    TH_PATH(f, "%s/a.bin", SRC);
+    TH_ASSERT_OK(th_write_random(f, 1000, 108));
+    TH_ASSERT_OK(th_s3ckpt(&r, "push", SRC, URL, "--meta", "k=\xfe", NULL));
+    TH_ASSERT_EXIT(r, 2);
+    TH_ASSERT_STDERR_HAS(r, "UTF-8");
+    th_run_free(&r);
+    TH_PATH(f, "%s/bad\xff.bin", SRC);
+    TH_ASSERT_OK(th_write_text(f, "x"));
+    TH_ASSERT_OK(th_s3ckpt(&r, "push", SRC, URL, "--name", "ck", NULL));
+    TH_ASSERT_EXIT(r, 10);
+    TH_ASSERT_STDERR_HAS(r, "UTF-8");
+    th_run_free(&r);
+    cr_assert(!th_tree_has_name(STORE, "manifest.json"), "a refused push committed a manifest");
+}
+
+/* ---- a shared parent directory, an existing DEST ---- */
+
+/* pull --force never writes through a symbolic link already in DEST, and never changes the
+ * mode of what it points to. */
+Test(badinput, force_pull_does_not_follow_a_symlinked_directory_in_dest)
+{
+    char f[PATH_MAX], outside[PATH_MAX], link[PATH_MAX];
+    struct stat sb;
+    th_run r;
+
+    paths();
+    TH_PATH(f, "%s/sub", SRC);
+    TH_ASSERT_OK(th_mkdirs(f, 0755));
+    TH_PATH(f, "%s/sub/b.txt", SRC);
+    TH_ASSERT_OK(th_write_text(f, "b\n"));
+    TH_S3CKPT_EXPECT(0, "push", SRC, URL, "--name", "ck");
+    TH_PATH(outside, "%s/outside", th_root);
+    TH_ASSERT_OK(th_mkdirs(outside, 0711));
+    TH_ASSERT_OK(th_mkdirs(DEST, 0755));
+    TH_PATH(link, "%s/sub", DEST);
+    cr_assert_eq(symlink(outside, link), 0);
+    TH_ASSERT_OK(th_s3ckpt(&r, "pull", URL, DEST, "--name", "ck", "--force", NULL));
+    TH_ASSERT_EXIT(r, 8);
+    TH_ASSERT_STDERR_HAS(r, "sub");
+    th_run_free(&r);
+    cr_assert_eq(th_dir_count(outside), 0, "pull wrote through the link into %s", outside);
+    cr_assert_eq(stat(outside, &sb), 0);
+    cr_assert_eq(sb.st_mode & 0777, 0711, "pull changed the mode of %s to %o", outside,
+                 (unsigned)(sb.st_mode & 0777));
+}
+
+/* Someone who can write to DEST's parent plants a symlink where the partial directory goes
+ * (and a matching marker): pull does not resume into it, and DEST becomes a real directory. */
+Test(badinput, planted_symlink_at_the_partial_directory_is_not_followed)
+{
+    char f[PATH_MAX], victim[PATH_MAX], partial[PATH_MAX];
+    struct stat sb;
+
+    make_ck(1000, 0);
+    TH_PATH(victim, "%s/victim", th_root);
+    TH_ASSERT_OK(th_mkdirs(victim, 0755));
+    TH_PATH(partial, "%s/.dest.s3ckpt-partial", OUT);
+    cr_assert_eq(symlink(victim, partial), 0);
+    TH_PATH(f, "%s/.dest.s3ckpt-partial.marker", OUT);
+    cr_assert_eq(symlink("/nonexistent-marker-target", f), 0);
+    TH_S3CKPT_EXPECT(0, "pull", URL, DEST, "--name", "ck");
+    cr_assert_eq(th_dir_count(victim), 0, "pull wrote into the planted link's target");
+    cr_assert_eq(lstat(DEST, &sb), 0);
+    cr_assert(S_ISDIR(sb.st_mode), "DEST is not a real directory");
+    TH_ASSERT_TREES_EQUAL(SRC, DEST);
+}
+
+/* A push in progress holds the name: a second push and an rm of it fail at once (exit 8)
+ * instead of overwriting or deleting its objects. The lock is held here the way a push holds
+ * it (flock on the store's lock file). */
+Test(badinput, push_and_rm_of_a_name_being_pushed_fail_at_once)
+{
+    char f[PATH_MAX];
+    th_run r;
+    int fd;
+
+    make_ck(1000, 0);
+    TH_PATH(f, "%s/.s3ckpt-locks", STORE);
+    TH_ASSERT_OK(th_mkdirs(f, 0755));
+    TH_PATH(f, "%s/.s3ckpt-locks/ck", STORE);
+    fd = open(f, O_RDWR | O_CREAT, 0644);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+    TH_ASSERT_OK(th_s3ckpt(&r, "rm", URL, "--name", "ck", "--force", NULL));
+    TH_ASSERT_EXIT(r, 8);
+    TH_ASSERT_STDERR_HAS(r, "running");
+    th_run_free(&r);
+    TH_ASSERT_OK(th_s3ckpt(&r, "push", SRC, URL, "--name", "ck", "--force", NULL));
+    TH_ASSERT_EXIT(r, 8);
+    TH_ASSERT_STDERR_HAS(r, "running");
+    th_run_free(&r);
+    TH_S3CKPT_EXPECT(0, "verify", URL, "--name", "ck", "--deep"); /* untouched */
+    close(fd);
+    TH_S3CKPT_EXPECT(0, "rm", URL, "--name", "ck", "--force");
+    cr_assert(!th_exists(f), "rm left the lock file %s", f);
+}
+
+/* A checkpoint whose chunks need more buffer memory than the bound is refused up front with
+ * a hint, not allocated anyway. */
+Test(badinput, chunks_larger_than_the_memory_bound_allow_are_refused)
+{
+    char f[PATH_MAX];
+    th_run r;
+
+    paths();
+    TH_PATH(f, "%s/a.bin", SRC);
+    TH_ASSERT_OK(th_write_random(f, 1000, 109));
+    TH_S3CKPT_EXPECT(0, "push", SRC, URL, "--name", "ck", "--chunk-size", "64M", "--max-memory",
+                     "512M");
+    TH_ASSERT_OK(th_s3ckpt(&r, "pull", URL, DEST, "--name", "ck", "--max-memory", "64M", NULL));
+    TH_ASSERT_EXIT(r, 2);
+    TH_ASSERT_STDERR_HAS(r, "--max-memory");
+    th_run_free(&r);
+    cr_assert(!th_exists(DEST));
+    TH_S3CKPT_EXPECT(0, "pull", URL, DEST, "--name", "ck", "--max-memory", "512M");
+    TH_ASSERT_TREES_EQUAL(SRC, DEST);
 }
 
 /* ---- local I/O failures ---- */

@@ -510,6 +510,23 @@ Test(roundtrip, data_object_decompresses_with_the_zstd_cli)
     free(b);
 }
 
+/* Names up to the 255-byte limit fit: in the store (temporary names are fixed-length) and as
+ * DEST (the partial directory's name is shortened). */
+Test(roundtrip, longest_file_and_dest_names_come_back)
+{
+    char name[241], f[PATH_MAX], dest[PATH_MAX];
+
+    paths();
+    memset(name, 'n', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0';
+    file_in(f, sizeof(f), SRC, name);
+    TH_ASSERT_OK(th_write_random(f, 5000, 28));
+    TH_S3CKPT_EXPECT(0, "push", SRC, URL, "--name", "ck");
+    TH_PATH(dest, "%s/%s", th_root, name);
+    TH_S3CKPT_EXPECT(0, "pull", URL, dest, "--name", "ck");
+    TH_ASSERT_TREES_EQUAL(SRC, dest);
+}
+
 /* DEST is created like mkdir would create it (umask 022 here), not private to the puller. */
 Test(roundtrip, new_dest_gets_the_usual_directory_mode)
 {

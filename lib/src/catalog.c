@@ -16,7 +16,7 @@
 
 #define LATEST_KEY "latest"
 
-static void manifest_key(char *key, size_t len, const char *name)
+void ck_manifest_key(char *key, size_t len, const char *name)
 {
     snprintf(key, len, "%s/manifest.json", name);
 }
@@ -31,7 +31,7 @@ static s3ckpt_status fetch_manifest(ck_store *s, const char *name, ck_manifest *
     s3ckpt_status st;
 
     ck_manifest_init(m);
-    manifest_key(key, sizeof(key), name);
+    ck_manifest_key(key, sizeof(key), name);
     ck_buf_init(&b, CK_MANIFEST_MAX_BYTES);
     st = s->ops->get(s, key, CK_MANIFEST_MAX_BYTES, &b, NULL);
     if (!st)
@@ -446,7 +446,7 @@ static s3ckpt_status remove_locked(s3ckpt_client *c, ck_store *s, const char *na
     s3ckpt_status st;
     int has_manifest;
 
-    manifest_key(key, sizeof(key), name);
+    ck_manifest_key(key, sizeof(key), name);
     st = s->ops->head(s, key, &info);
     if (st && st != S3CKPT_ENOTFOUND)
         return st;

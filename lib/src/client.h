@@ -33,6 +33,8 @@ int ck_canceled(s3ckpt_client *c);
 s3ckpt_status ck_client_begin(s3ckpt_client *c);
 double ck_now(void);
 
+/* "<name>/manifest.json" into key (CK_NAME_MAX + 32 bytes is enough). */
+void ck_manifest_key(char *key, size_t len, const char *name);
 /* Reads and validates <name>/manifest.json. ENOTFOUND (recorded) when the checkpoint does not
  * exist, ECORRUPT (recorded) when the manifest is bad. */
 s3ckpt_status ck_manifest_load(s3ckpt_client *c, ck_store *s, const char *name, ck_manifest *m);

@@ -25,6 +25,7 @@
 
 #include "client.h"
 #include "codec.h"
+#include "fsutil.h"
 #include "path.h"
 #include "pool.h"
 
@@ -51,33 +52,16 @@ static int all_zero(const unsigned char *p, size_t n)
     return memcmp(p, zero, n) == 0;
 }
 
-static int read_local(int fd, unsigned char *dst, size_t n, uint64_t off)
-{
-    size_t got = 0;
-
-    while (got < n) {
-        ssize_t r = pread(fd, dst + got, n - got, (off_t)(off + got));
-
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-    }
-    return 0;
-}
-
 static void pull_job(ck_slot *s, unsigned worker, void *arg)
 {
     pull_ctx *ctx = arg;
     char why[200], want[CK_DIGEST_HEX_LEN], got[CK_DIGEST_HEX_LEN];
-    size_t done = 0;
 
     if (ck_canceled(ctx->c)) {
         s->status = S3CKPT_ECANCELED;
         return;
     }
-    if (s->check_local && read_local(s->fd, s->raw, s->raw_len, s->raw_off) == 0) {
+    if (s->check_local && ck_pread_full(s->fd, s->raw, s->raw_len, s->raw_off) == 0) {
         ck_digest_bytes(&s->digest, s->raw, s->raw_len);
         if (ck_digest_equal(&s->digest, &s->expect)) {
             s->reused = 1;
@@ -106,20 +90,9 @@ static void pull_job(ck_slot *s, unsigned worker, void *arg)
     }
     if (!ctx->write || (s->fresh && all_zero(s->raw, s->raw_len)))
         return; /* a new file is all holes: zero chunks stay sparse */
-    while (done < s->raw_len) {
-        ssize_t n = pwrite(s->fd, s->raw + done, s->raw_len - done, (off_t)(s->raw_off + done));
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            s->status =
-                ck_err_set(&ctx->c->err,
-                           ck_err_from_errno(errno) == S3CKPT_ENOMEM ? S3CKPT_ENOMEM : S3CKPT_EIO,
-                           "%s: writing %s: %s", ctx->op, s->path, strerror(errno));
-            return;
-        }
-        done += (size_t)n;
-    }
+    if (ck_pwrite_full(s->fd, s->raw, s->raw_len, s->raw_off))
+        s->status = ck_err_set(&ctx->c->err, errno == ENOMEM ? S3CKPT_ENOMEM : S3CKPT_EIO,
+                               "%s: writing %s: %s", ctx->op, s->path, strerror(errno));
 }
 
 typedef struct pull_run {
@@ -141,37 +114,11 @@ typedef struct pull_run {
     uint64_t done_bytes;
 } pull_run;
 
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *p = malloc(n);
-
-    if (p)
-        snprintf(p, n, "%s/%s", a, b);
-    return p;
-}
-
 static s3ckpt_status sys_fail(pull_run *r, const char *what, const char *path)
 {
     return ck_err_set(&r->c->err,
                       ck_err_from_errno(errno) == S3CKPT_ENOMEM ? S3CKPT_ENOMEM : S3CKPT_EIO,
                       "pull: %s %s: %s", what, path, strerror(errno));
-}
-
-/* mkdir -p for path's parents below root (path = root + "/" + rel) */
-static int make_parents(const char *root, char *path)
-{
-    char *p;
-
-    for (p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-        *p = '\0';
-        if (mkdir(path, 0777) && errno != EEXIST) {
-            *p = '/';
-            return -1;
-        }
-        *p = '/';
-    }
-    return 0;
 }
 
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
@@ -206,9 +153,9 @@ static s3ckpt_status open_entry(pull_run *r, size_t i)
 
     if (!r->ctx.write)
         goto reader;
-    if (!(path = join(r->partial, e->path)))
+    if (!(path = ck_path_join(r->partial, e->path)))
         return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
-    if (make_parents(r->partial, path)) {
+    if (ck_mkdir_parents(path, strlen(r->partial), 0777)) {
         st = sys_fail(r, "creating directories for", e->path);
         goto out;
     }
@@ -235,7 +182,7 @@ static s3ckpt_status open_entry(pull_run *r, size_t i)
 reader:
     if (e->nchunks == 0)
         goto out;
-    key = join(r->name, e->key);
+    key = ck_path_join(r->name, e->key);
     if (!key) {
         st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
         goto out;
@@ -515,9 +462,9 @@ static s3ckpt_status make_dirs(pull_run *r)
 
         if (!r->m.entries[i].is_dir)
             continue;
-        if (!(p = join(r->partial, r->m.entries[i].path)))
+        if (!(p = ck_path_join(r->partial, r->m.entries[i].path)))
             return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
-        if (make_parents(r->partial, p) || (mkdir(p, 0777) && errno != EEXIST)) {
+        if (ck_mkdir_parents(p, strlen(r->partial), 0777) || (mkdir(p, 0777) && errno != EEXIST)) {
             s3ckpt_status st = sys_fail(r, "creating", r->m.entries[i].path);
 
             free(p);
@@ -526,17 +473,6 @@ static s3ckpt_status make_dirs(pull_run *r)
         free(p);
     }
     return S3CKPT_OK;
-}
-
-static int fsync_path(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
-
-    if (fd < 0)
-        return -1;
-    rc = fsync(fd);
-    close(fd);
-    return rc;
 }
 
 /* Opens directory `rel` below dirfd one component at a time, never following a symbolic link
@@ -721,7 +657,7 @@ static s3ckpt_status move_into_place(pull_run *r, const char *final, int dest_ex
     if (!parent)
         return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
     *(strrchr(parent, '/') == parent ? parent + 1 : strrchr(parent, '/')) = '\0';
-    if (fsync_path(parent))
+    if (ck_fsync_dir(parent))
         st = sys_fail(r, "syncing", parent);
     free(parent);
     return st;
@@ -845,7 +781,7 @@ static s3ckpt_status verify_objects(pull_run *r)
 
         if (e->is_dir)
             continue;
-        if (!(key = join(r->name, e->key)))
+        if (!(key = ck_path_join(r->name, e->key)))
             return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
         st = r->store->ops->head(r->store, key, &info);
         if (st == S3CKPT_ENOTFOUND)

@@ -21,6 +21,7 @@
 
 #include "client.h"
 #include "codec.h"
+#include "fsutil.h"
 #include "path.h"
 #include "pool.h"
 #include "trailer.h"
@@ -37,23 +38,15 @@ static void push_job(ck_slot *s, unsigned worker, void *arg)
 {
     push_ctx *ctx = arg;
     char why[160];
-    size_t got = 0;
 
     if (ck_canceled(ctx->c)) {
         s->status = S3CKPT_ECANCELED;
         return;
     }
-    while (got < s->raw_len) {
-        ssize_t n = pread(s->fd, s->raw + got, s->raw_len - got, (off_t)(s->raw_off + got));
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            s->status = ck_err_set(&ctx->c->err, S3CKPT_EIO, "push: reading %s/%s: %s", ctx->base,
-                                   s->path, n ? strerror(errno) : "file is shorter than listed");
-            return;
-        }
-        got += (size_t)n;
+    if (ck_pread_full(s->fd, s->raw, s->raw_len, s->raw_off)) {
+        s->status = ck_err_set(&ctx->c->err, S3CKPT_EIO, "push: reading %s/%s: %s", ctx->base,
+                               s->path, errno ? strerror(errno) : "file is shorter than listed");
+        return;
     }
     ck_digest_bytes(&s->digest, s->raw, s->raw_len);
     if (s->digest_only) {
@@ -622,7 +615,7 @@ static s3ckpt_status commit(push_run *r)
     }
     st = r->store->ops->sync(r->store);
     if (!st) {
-        snprintf(key, sizeof(key), "%smanifest.json", r->prefix);
+        ck_manifest_key(key, sizeof(key), r->m.name);
         st = r->store->ops->put(r->store, key, json, len, CK_PUT_IF_ABSENT, NULL, NULL);
         if (st == S3CKPT_EEXISTS)
             ck_err_set(&r->c->err, st,
@@ -656,7 +649,7 @@ static s3ckpt_status prepare_name(push_run *r, int force)
     ck_obj_info info;
     s3ckpt_status st;
 
-    snprintf(key, sizeof(key), "%smanifest.json", r->prefix);
+    ck_manifest_key(key, sizeof(key), r->m.name);
     st = r->store->ops->head(r->store, key, &info);
     if (st == S3CKPT_ENOTFOUND)
         return S3CKPT_OK;

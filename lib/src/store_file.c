@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "digest.h"
+#include "fsutil.h"
 #include "path.h"
 #include "store.h"
 
@@ -72,23 +73,6 @@ static char *key_path(file_store *fs, const char *key)
     return p;
 }
 
-/* Creates the parent directories of path (which lies under root). */
-static int make_parents(file_store *fs, char *path)
-{
-    size_t rootlen = strlen(fs->root);
-    char *p;
-
-    for (p = path + rootlen + 1; (p = strchr(p, '/')); p++) {
-        *p = '\0';
-        if (mkdir(path, 0755) && errno != EEXIST) {
-            *p = '/';
-            return -1;
-        }
-        *p = '/';
-    }
-    return 0;
-}
-
 #define TMP_TAG ".s3ckpt-tmp."
 
 /* "<dir of final>/.s3ckpt-tmp.<pid>.<n>": fixed length, so any valid name can be written */
@@ -102,23 +86,6 @@ static char *tmp_name(const char *final)
         snprintf(t, n, "%.*s" TMP_TAG "%ld.%u", (int)(base - final), final, (long)getpid(),
                  atomic_fetch_add(&tmp_counter, 1));
     return t;
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-
-    while (len) {
-        ssize_t n = write(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
 }
 
 static void etag_of(const void *data, size_t len, char out[CK_ETAG_MAX])
@@ -180,16 +147,16 @@ static s3ckpt_status fs_put(ck_store *s, const char *key, const void *data, size
     file_store *fs = (file_store *)s;
     char *path = key_path(fs, key), *tmp = NULL, *dirend;
     s3ckpt_status st = S3CKPT_OK;
-    int fd = -1, lockfd = -1, dfd;
+    int fd = -1, lockfd = -1, rc;
 
     if (!path)
         return ck_err_status(s->err);
-    if (make_parents(fs, path) || !(tmp = tmp_name(path))) {
+    if (ck_mkdir_parents(path, strlen(fs->root), 0777) || !(tmp = tmp_name(path))) {
         st = fail_errno(fs, "put", key, errno ? errno : ENOMEM);
         goto out;
     }
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 || write_all(fd, data, len) || fsync(fd)) {
+    if (fd < 0 || ck_write_full(fd, data, len) || fsync(fd)) {
         st = fail_errno(fs, "put", key, errno);
         goto out;
     }
@@ -228,11 +195,11 @@ static s3ckpt_status fs_put(ck_store *s, const char *key, const void *data, size
     }
     dirend = strrchr(path, '/');
     *dirend = '\0';
-    dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    rc = ck_fsync_dir(path); /* the new name itself must survive a crash */
     *dirend = '/';
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
+    if (rc) {
+        st = fail_errno(fs, "put", key, errno);
+        goto out;
     }
     if (info) {
         info->size = len;
@@ -315,29 +282,17 @@ out:
 
 static s3ckpt_status fs_read_at(ck_reader *r, uint64_t off, void *dst, size_t n)
 {
-    char *p = dst;
-
     if (off > r->size || n > r->size - off)
         return ck_err_set(r->fs->base.err, S3CKPT_ECORRUPT,
                           "%s: data object %s is truncated: %" PRIu64
                           " bytes, needed bytes %" PRIu64 "..%" PRIu64,
                           r->fs->base.url, r->key, r->size, off, off + n);
-    while (n) {
-        ssize_t got = pread(r->fd, p, n, (off_t)off);
-
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return fail_errno(r->fs, "read", r->key, errno);
-        if (got == 0)
-            return ck_err_set(r->fs->base.err, S3CKPT_ECORRUPT,
-                              "%s: data object %s is truncated at byte %" PRIu64, r->fs->base.url,
-                              r->key, off);
-        p += got;
-        n -= (size_t)got;
-        off += (uint64_t)got;
-    }
-    return S3CKPT_OK;
+    if (ck_pread_full(r->fd, dst, n, off) == 0)
+        return S3CKPT_OK;
+    if (errno)
+        return fail_errno(r->fs, "read", r->key, errno);
+    return ck_err_set(r->fs->base.err, S3CKPT_ECORRUPT,
+                      "%s: data object %s was truncated while being read", r->fs->base.url, r->key);
 }
 
 static void fs_close_read(ck_reader *r)
@@ -368,7 +323,7 @@ static s3ckpt_status fs_open_write(ck_store *s, const char *key, ck_writer **out
         st = ck_err_set(s->err, S3CKPT_ENOMEM, "out of memory");
         goto fail;
     }
-    if (make_parents(fs, w->final) ||
+    if (ck_mkdir_parents(w->final, strlen(fs->root), 0777) ||
         (w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
         st = fail_errno(fs, "put", key, errno);
         goto fail;
@@ -385,7 +340,7 @@ fail:
 
 static s3ckpt_status fs_write(ck_writer *w, const void *data, size_t len)
 {
-    if (write_all(w->fd, data, len))
+    if (ck_write_full(w->fd, data, len))
         return fail_errno(w->fs, "put", w->key, errno);
     return S3CKPT_OK;
 }
@@ -646,19 +601,9 @@ static const ck_store_ops file_ops = {
     .free = fs_free,
 };
 
-static int mkdir_p(char *path)
+static int mkdir_root(char *root)
 {
-    char *p;
-
-    for (p = path + 1; (p = strchr(p, '/')); p++) {
-        *p = '\0';
-        if (mkdir(path, 0755) && errno != EEXIST) {
-            *p = '/';
-            return -1;
-        }
-        *p = '/';
-    }
-    return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
+    return ck_mkdir_parents(root, 0, 0777) || (mkdir(root, 0777) && errno != EEXIST) ? -1 : 0;
 }
 
 s3ckpt_status ck_store_file_open(ck_store **out, const char *url, const char *root, int create,
@@ -681,7 +626,7 @@ s3ckpt_status ck_store_file_open(ck_store **out, const char *url, const char *ro
     }
     while (strlen(fs->root) > 1 && fs->root[strlen(fs->root) - 1] == '/')
         fs->root[strlen(fs->root) - 1] = '\0';
-    if (create && mkdir_p(fs->root)) {
+    if (create && mkdir_root(fs->root)) {
         s3ckpt_status st =
             ck_err_set(err, ck_err_from_errno(errno), "store %s: cannot create %s: %s", url,
                        fs->root, strerror(errno));

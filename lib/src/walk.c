@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "path.h"
 
 static s3ckpt_status add(ck_walk *w, ck_err *err, const char *path, const struct stat *sb)
@@ -167,10 +168,5 @@ void ck_walk_cleanup(ck_walk *w)
 
 char *ck_walk_local_path(const ck_walk *w, const ck_walk_entry *e)
 {
-    size_t n = strlen(w->base) + strlen(e->path) + 2;
-    char *p = malloc(n);
-
-    if (p)
-        snprintf(p, n, "%s/%s", w->base, e->path);
-    return p;
+    return ck_path_join(w->base, e->path);
 }

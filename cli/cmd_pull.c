@@ -15,6 +15,7 @@ static const char help[] =
     "Options:\n"
     "  --name NAME        checkpoint to restore (default: latest)\n"
     "  --force            restore into a non-empty DEST, replacing files of the same name\n"
+    "                     (files are moved in one by one once all are complete)\n"
     "  --progress         show progress even when stderr is not a terminal\n"
     "  --no-progress      never show progress\n"
     "  --json             print the result as JSON\n" CLI_COMMON_HELP;

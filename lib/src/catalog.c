@@ -437,15 +437,23 @@ static s3ckpt_status remove_key(void *ud, const char *key, int is_prefix)
     return r->s->ops->remove(r->s, key);
 }
 
-static s3ckpt_status remove_locked(s3ckpt_client *c, ck_store *s, const char *name,
-                                   const char *latest, int force)
+/* Runs with the name's lock held. `latest` is read only now: only a push of `name` can move
+ * it to `name`, and that push would hold the lock. */
+static s3ckpt_status remove_locked(s3ckpt_client *c, ck_store *s, const char *name, int force)
 {
-    char key[CK_NAME_MAX + 32], prefix[CK_NAME_MAX + 2];
+    char key[CK_NAME_MAX + 32], prefix[CK_NAME_MAX + 2], latest[CK_NAME_MAX + 1] = "";
     rm_ctx r = {s, 0};
     ck_obj_info info;
     s3ckpt_status st;
     int has_manifest;
 
+    st = ck_latest_read(c, s, latest, sizeof(latest), NULL, 0);
+    if (st == S3CKPT_ECORRUPT || st == S3CKPT_ENOTFOUND) {
+        ck_err_reset(&c->err);
+        latest[0] = '\0';
+    } else if (st) {
+        return st;
+    }
     ck_manifest_key(key, sizeof(key), name);
     st = s->ops->head(s, key, &info);
     if (st && st != S3CKPT_ENOTFOUND)
@@ -460,7 +468,9 @@ static s3ckpt_status remove_locked(s3ckpt_client *c, ck_store *s, const char *na
         if ((st = s->ops->remove(s, LATEST_KEY)))
             return st;
     }
-    if (has_manifest && (st = s->ops->remove(s, key)))
+    /* the manifest goes first, durably: after a crash the checkpoint must not come back over
+     * data that is already gone */
+    if (has_manifest && ((st = s->ops->remove(s, key)) || (st = s->ops->sync(s))))
         return st;
     snprintf(prefix, sizeof(prefix), "%s/", name);
     st = s->ops->list(s, prefix, 0, remove_key, &r);
@@ -474,19 +484,19 @@ static s3ckpt_status remove_locked(s3ckpt_client *c, ck_store *s, const char *na
 }
 
 /* Takes the name's lock first, so a push in progress is not pulled out from under it. */
-static s3ckpt_status remove_checkpoint(s3ckpt_client *c, ck_store *s, const char *name,
-                                       const char *latest, int force)
+static s3ckpt_status remove_checkpoint(s3ckpt_client *c, ck_store *s, const char *name, int force)
 {
     void *lock = NULL;
     s3ckpt_status st = s->ops->lock(s, name, &lock);
 
     if (st == S3CKPT_EEXISTS) {
         ck_err_reset(&c->err);
-        return ck_err_set(&c->err, st, "rm: a push of %s to %s is running; try again after it",
-                          name, s->url);
+        return ck_err_set(&c->err, st,
+                          "rm: %s is being written by a push to %s; try again after it", name,
+                          s->url);
     }
     if (!st)
-        st = remove_locked(c, s, name, latest, force);
+        st = remove_locked(c, s, name, force);
     s->ops->unlock(s, lock);
     return st;
 }
@@ -494,7 +504,7 @@ static s3ckpt_status remove_checkpoint(s3ckpt_client *c, ck_store *s, const char
 S3CKPT_API s3ckpt_status s3ckpt_rm(s3ckpt_client *c, const char *store_url, const char *name,
                                    int force)
 {
-    char latest[CK_NAME_MAX + 1] = "", why[128];
+    char why[128];
     ck_store *s = NULL;
     s3ckpt_status st;
 
@@ -503,21 +513,14 @@ S3CKPT_API s3ckpt_status s3ckpt_rm(s3ckpt_client *c, const char *store_url, cons
     if (!name || ck_name_check(name, why, sizeof(why)))
         return ck_err_set(&c->err, S3CKPT_EINVAL, "rm: bad checkpoint name \"%.200s\": %s",
                           name ? name : "", name ? why : "missing");
-    if ((st = ck_store_open(&s, store_url, 0, &c->err)))
-        goto out;
-    st = ck_latest_read(c, s, latest, sizeof(latest), NULL, 0);
-    if (st == S3CKPT_ECORRUPT || st == S3CKPT_ENOTFOUND) {
-        ck_err_reset(&c->err);
-        latest[0] = '\0';
-        st = S3CKPT_OK;
-    }
+    st = ck_store_open(&s, store_url, 0, &c->err);
     if (!st)
-        st = remove_checkpoint(c, s, name, latest, force);
-out:
+        st = remove_checkpoint(c, s, name, force);
     ck_store_free(s);
     return st;
 }
 
+/* A checkpoint that became busy or became latest since the listing is kept, with a warning. */
 S3CKPT_API s3ckpt_status s3ckpt_prune(s3ckpt_client *c, const char *store_url,
                                       const s3ckpt_prune_opts *o)
 {
@@ -540,8 +543,15 @@ S3CKPT_API s3ckpt_status s3ckpt_prune(s3ckpt_client *c, const char *store_url,
             m->is_latest || n - i <= o->keep_last ||
             (o->keep_every_steps && m->step >= 0 && (uint64_t)m->step % o->keep_every_steps == 0);
 
-        if (!keep && !o->dry_run)
-            st = remove_checkpoint(c, s, m->name, latest, 0);
+        if (!keep && !o->dry_run) {
+            st = remove_checkpoint(c, s, m->name, 0);
+            if (st == S3CKPT_EEXISTS) {
+                ck_log(c, 0, "prune: kept %s: %s", m->name, s3ckpt_errmsg(c));
+                ck_err_reset(&c->err);
+                keep = 1;
+                st = S3CKPT_OK;
+            }
+        }
         if (!st && o->on_item)
             o->on_item(o->userdata, m->name, !keep);
     }

@@ -103,8 +103,9 @@ typedef struct pull_run {
     pull_ctx ctx;
     char name[CK_NAME_MAX + 1];
     char prefix[CK_NAME_MAX + 2];
-    char *partial; /* hidden staging directory (pull only) */
-    char *marker;  /* beside it: names what the partial directory holds */
+    char *partial;    /* hidden staging directory (pull only) */
+    char *marker;     /* beside it: names what the partial directory holds */
+    int stage_inside; /* DEST is a mount point: the partial directory is inside it */
     int *fds;
     ck_reader **readers;
     uint64_t *left; /* chunks not yet finished, per entry */
@@ -316,6 +317,9 @@ static s3ckpt_status run_pipeline(pull_run *r)
 
 /* ---- destination handling (pull only) ---- */
 
+#define INSIDE_PARTIAL ".s3ckpt-partial" /* staging inside DEST when DEST is a mount point */
+
+/* Empty but for "." and "..", and our own staging names when staging inside it. */
 static int dir_is_empty(const char *path)
 {
     struct dirent *de;
@@ -325,7 +329,9 @@ static int dir_is_empty(const char *path)
     if (!d)
         return 0;
     while (empty && (de = readdir(d)))
-        empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+        empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+                !strcmp(de->d_name, INSIDE_PARTIAL) ||
+                !strcmp(de->d_name, INSIDE_PARTIAL MARKER_SUFFIX);
     closedir(d);
     return empty;
 }
@@ -334,7 +340,7 @@ static int dir_is_empty(const char *path)
 static s3ckpt_status plan_dest(pull_run *r, const char *dest, char **final, int *dest_exists)
 {
     char *copy = strdup(dest), *base, *slash, parent[PATH_MAX];
-    struct stat sb;
+    struct stat sb, psb;
     size_t n;
     s3ckpt_status st = S3CKPT_OK;
 
@@ -381,14 +387,18 @@ static s3ckpt_status plan_dest(pull_run *r, const char *dest, char **final, int 
         goto out;
     }
     snprintf(*final, n, "%s/%s", strcmp(parent, "/") ? parent : "", base);
-    if (strlen(base) <= 200)
+    *dest_exists = lstat(*final, &sb) == 0;
+    if (*dest_exists && S_ISDIR(sb.st_mode) && stat(parent, &psb) == 0 && psb.st_dev != sb.st_dev)
+        r->stage_inside = 1; /* a mount point: rename cannot cross into it, so stage inside */
+    if (r->stage_inside)
+        snprintf(r->partial, n + 32, "%s/" INSIDE_PARTIAL, *final);
+    else if (strlen(base) <= 200)
         snprintf(r->partial, n + 32, "%s/.%s.s3ckpt-partial", strcmp(parent, "/") ? parent : "",
                  base);
     else /* keep the staging name within NAME_MAX */
         snprintf(r->partial, n + 32, "%s/.s3ckpt-partial-%016" PRIx64,
                  strcmp(parent, "/") ? parent : "", ck_digest64(base, strlen(base)));
     snprintf(r->marker, n + 32 + strlen(MARKER_SUFFIX), "%s%s", r->partial, MARKER_SUFFIX);
-    *dest_exists = lstat(*final, &sb) == 0;
     if (*dest_exists && !S_ISDIR(sb.st_mode))
         st = ck_err_set(&r->c->err, S3CKPT_EEXISTS, "pull: %s exists and is not a directory",
                         *final);
@@ -398,6 +408,38 @@ static s3ckpt_status plan_dest(pull_run *r, const char *dest, char **final, int 
 out:
     free(copy);
     return st;
+}
+
+/* Removes a stale partial directory and marker before a fresh start. Only our own directory
+ * tree is deleted; a link or file at either name is unlinked (never followed); a directory
+ * owned by someone else is left alone and the pull refused (it may sit in a shared /tmp). */
+static s3ckpt_status clear_stale(pull_run *r)
+{
+    const char *names[2] = {r->marker, r->partial};
+    struct stat sb;
+    size_t i;
+
+    for (i = 0; i < 2; i++) {
+        if (lstat(names[i], &sb)) {
+            if (errno == ENOENT)
+                continue;
+            return sys_fail(r, "checking", names[i]);
+        }
+        if (S_ISDIR(sb.st_mode) && sb.st_uid != geteuid())
+            return ck_err_set(&r->c->err, S3CKPT_EEXISTS,
+                              "pull: %s belongs to another user; remove it or choose another "
+                              "destination",
+                              names[i]);
+        if (S_ISDIR(sb.st_mode) ? rm_rf(names[i]) : unlink(names[i])) {
+            if (errno == EPERM || errno == EACCES)
+                return ck_err_set(&r->c->err, S3CKPT_EEXISTS,
+                                  "pull: %s is in the way and cannot be removed (%s); remove it "
+                                  "or choose another destination",
+                                  names[i], strerror(errno));
+            return sys_fail(r, "removing stale", names[i]);
+        }
+    }
+    return S3CKPT_OK;
 }
 
 /* Creates the partial directory, or resumes one left by an interrupted pull of the same
@@ -431,11 +473,9 @@ static s3ckpt_status prepare_partial(pull_run *r)
             goto out;
         }
     }
-    if ((unlink(r->marker) && errno != ENOENT) || (rm_rf(r->partial) && errno != ENOENT)) {
-        st = sys_fail(r, "removing stale", r->partial);
+    if ((st = clear_stale(r)))
         goto out;
-    }
-    if (mkdir(r->partial, 0777)) { /* becomes DEST: the usual umask-given mode */
+    if (mkdir(r->partial, 0700)) { /* private while being filled; DEST's mode is set at the end */
         st = sys_fail(r, "creating", r->partial);
         goto out;
     }
@@ -618,6 +658,21 @@ static s3ckpt_status set_dir_modes(pull_run *r, int rootfd, int keep_owner_acces
     return S3CKPT_OK;
 }
 
+/* The umask, read without changing it (umask(2) would, process-wide): /proc/self/status. */
+static mode_t process_umask(void)
+{
+    char line[128];
+    unsigned m = 022;
+    FILE *f = fopen("/proc/self/status", "r");
+
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "Umask: %o", &m) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (mode_t)(m & 0777);
+}
+
 /* Every file is complete and fsynced: make the directories durable too (one syncfs covers the
  * whole partial tree), then move the tree into place and set directory modes. */
 static s3ckpt_status move_into_place(pull_run *r, const char *final, int dest_exists)
@@ -628,12 +683,16 @@ static s3ckpt_status move_into_place(pull_run *r, const char *final, int dest_ex
 
     if (partfd < 0)
         return sys_fail(r, "opening", r->partial);
+    if (!r->stage_inside && fchmod(partfd, 0777 & ~process_umask())) {
+        close(partfd);
+        return sys_fail(r, "setting the mode of", r->partial);
+    }
     if ((st = set_dir_modes(r, partfd, 1)) || syncfs(partfd)) {
         close(partfd);
         return st ? st : sys_fail(r, "syncing", r->partial);
     }
     close(partfd);
-    if (!dest_exists || dir_is_empty(final)) {
+    if (!r->stage_inside && (!dest_exists || dir_is_empty(final))) {
         if (rename(r->partial, final))
             return sys_fail(r, "moving into place", final);
     } else {

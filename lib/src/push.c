@@ -209,8 +209,12 @@ static s3ckpt_status run_pipeline(push_run *r)
             continue;
         }
         if (e->nchunks == 0) { /* empty file: an object holding only the chunk index */
-            if (!(st = begin_object(r, ce, &w, &acc)))
+            if (!(st = open_source(r, ce)) && !(st = begin_object(r, ce, &w, &acc)))
                 st = finish_object(r, ce, &w, &acc);
+            if (r->fds[ce] >= 0) {
+                close(r->fds[ce]);
+                r->fds[ce] = -1;
+            }
             ce++;
             continue;
         }
@@ -293,8 +297,7 @@ static s3ckpt_status run_pipeline(push_run *r)
 
 /* Reads the chunk index of the existing object `key` into cand; 0 when it describes a file
  * like entry i (same size, chunking, object size), else -1. */
-static int read_candidate(push_run *r, size_t i, const char *key, ck_entry *cand, ck_obj_info *info,
-                          ck_reader **reader)
+static int read_candidate(push_run *r, size_t i, const char *key, ck_entry *cand, ck_obj_info *info)
 {
     const ck_entry *e = &r->m.entries[i];
     unsigned char footer[CK_TRAILER_FOOTER], *buf = NULL;
@@ -323,11 +326,20 @@ static int read_candidate(push_run *r, size_t i, const char *key, ck_entry *cand
     ok = stored + tlen == info->size ? 0 : -1;
 out:
     free(buf);
-    if (ok == 0)
-        *reader = rd;
-    else
-        r->store->ops->close_read(rd);
+    r->store->ops->close_read(rd); /* reopened when its chunks are checked: fds stay bounded */
     return ok;
+}
+
+static s3ckpt_status open_leftover(push_run *r, size_t i, ck_reader **reader)
+{
+    char *key = data_key(r, r->m.entries[i].path);
+    s3ckpt_status st;
+
+    if (!key)
+        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    st = r->store->ops->open_read(r->store, key, "", reader);
+    free(key);
+    return st;
 }
 
 /* Finds data objects that an interrupted run of this push already wrote, digests the local
@@ -356,7 +368,7 @@ static s3ckpt_status find_reusable(push_run *r)
             st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
             goto out;
         }
-        if (read_candidate(r, i, key, &cand[i], &info[i], &readers[i]) == 0) {
+        if (read_candidate(r, i, key, &cand[i], &info[i]) == 0) {
             r->reused[i] = 1;
             left[i] = cand[i].nchunks;
             ncand++;
@@ -377,7 +389,7 @@ static s3ckpt_status find_reusable(push_run *r)
                 ck_pool_release(r->pool, s);
                 break;
             }
-            if (k == 0 && (st = open_source(r, i))) {
+            if (k == 0 && ((st = open_source(r, i)) || (st = open_leftover(r, i, &readers[i])))) {
                 ck_pool_release(r->pool, s);
                 break;
             }
@@ -661,7 +673,8 @@ static s3ckpt_status prepare_name(push_run *r, int force)
                           r->m.name, r->store->url);
     /* replacing: make the old one invisible before its objects are overwritten */
     ck_log(r->c, 1, "replacing checkpoint %s", r->m.name);
-    return r->store->ops->remove(r->store, key);
+    st = r->store->ops->remove(r->store, key);
+    return st ? st : r->store->ops->sync(r->store); /* gone for good before data changes */
 }
 
 s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_url,
@@ -712,8 +725,14 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
     report(&r);
     if ((st = run_pipeline(&r)) || (st = commit(&r)))
         goto out;
-    if (!(opts && opts->no_latest))
-        st = ck_latest_update(c, r.store, r.m.name, r.m.step);
+    if (!(opts && opts->no_latest) && (st = ck_latest_update(c, r.store, r.m.name, r.m.step))) {
+        char why[CK_ERRMSG_MAX];
+
+        snprintf(why, sizeof(why), "%s", s3ckpt_errmsg(c));
+        ck_err_reset(&c->err);
+        ck_err_set(&c->err, st, "push: checkpoint %s was committed, but latest was not updated: %s",
+                   r.m.name, why);
+    }
 out:
     if (opts && opts->name_out && opts->name_out_size && r.m.name)
         snprintf(opts->name_out, opts->name_out_size, "%s", r.m.name);

@@ -535,7 +535,9 @@ static s3ckpt_status fs_lock(ck_store *s, const char *name, void **handle)
             free(h);
             if (e == EWOULDBLOCK)
                 return ck_err_set(s->err, S3CKPT_EEXISTS,
-                                  "push: another push of %s to %s is running", name, s->url);
+                                  "%s in %s is being written or deleted by another s3ckpt "
+                                  "process; try again after it",
+                                  name, s->url);
             return fail_errno(fs, "lock", name, e);
         }
         if (!fstat(h->fd, &a) && !fstatat(fs->rootfd, h->key, &b, AT_SYMLINK_NOFOLLOW) &&

@@ -608,6 +608,27 @@ Test(badinput, planted_symlink_at_the_partial_directory_is_not_followed)
     TH_ASSERT_TREES_EQUAL(SRC, DEST);
 }
 
+/* A partial directory owned by another user (in a shared parent like /tmp) is neither resumed
+ * nor deleted: the pull is refused with exit 8 and the directory's contents stay. */
+Test(badinput, partial_directory_of_another_user_is_left_alone)
+{
+    char partial[PATH_MAX], f[PATH_MAX];
+    th_run r;
+
+    make_ck(1000, 0);
+    TH_PATH(partial, "%s/.dest.s3ckpt-partial", OUT);
+    TH_ASSERT_OK(th_mkdirs(partial, 0777));
+    TH_PATH(f, "%s/theirs.txt", partial);
+    TH_ASSERT_OK(th_write_text(f, "not yours\n"));
+    cr_assert_eq(chown(partial, 2001, 2001), 0, "chown: %s", strerror(errno));
+    TH_ASSERT_OK(th_s3ckpt(&r, "pull", URL, DEST, "--name", "ck", NULL));
+    TH_ASSERT_EXIT(r, 8);
+    TH_ASSERT_STDERR_HAS(r, "another user");
+    th_run_free(&r);
+    cr_assert(th_exists(f), "pull deleted another user's file %s", f);
+    cr_assert(!th_exists(DEST), "a refused pull created %s", DEST);
+}
+
 /* A push in progress holds the name: a second push and an rm of it fail at once (exit 8)
  * instead of overwriting or deleting its objects. The lock is held here the way a push holds
  * it (flock on the store's lock file). */
@@ -626,11 +647,11 @@ Test(badinput, push_and_rm_of_a_name_being_pushed_fail_at_once)
     cr_assert_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
     TH_ASSERT_OK(th_s3ckpt(&r, "rm", URL, "--name", "ck", "--force", NULL));
     TH_ASSERT_EXIT(r, 8);
-    TH_ASSERT_STDERR_HAS(r, "running");
+    TH_ASSERT_STDERR_HAS(r, "being written by a push");
     th_run_free(&r);
     TH_ASSERT_OK(th_s3ckpt(&r, "push", SRC, URL, "--name", "ck", "--force", NULL));
     TH_ASSERT_EXIT(r, 8);
-    TH_ASSERT_STDERR_HAS(r, "running");
+    TH_ASSERT_STDERR_HAS(r, "another s3ckpt process");
     th_run_free(&r);
     TH_S3CKPT_EXPECT(0, "verify", URL, "--name", "ck", "--deep"); /* untouched */
     close(fd);

@@ -278,6 +278,44 @@ Test(resume, pull_killed_midway_leaves_no_dest_and_a_rerun_reuses_only_verified_
     cr_assert(!th_exists(marker), "a completed pull left %s", marker);
 }
 
+/* A re-run push checks many leftover objects without keeping a descriptor open for each: with
+ * 600 leftovers and a limit of 200 open files it still completes, reusing every object. */
+Test(resume, push_rerun_over_many_leftover_objects_stays_within_the_fd_limit)
+{
+    char src[PATH_MAX], f[PATH_MAX], man[PATH_MAX];
+    char *argv[] = {(char *)"/usr/bin/prlimit",
+                    (char *)"--nofile=200",
+                    (char *)S3CKPT_BIN,
+                    (char *)"push",
+                    src,
+                    URL,
+                    (char *)"--name",
+                    (char *)"many",
+                    (char *)"--json",
+                    NULL};
+    uint64_t reused = 0, raw = 0;
+    th_run r;
+    int i;
+
+    paths();
+    TH_PATH(src, "%s/many", th_root);
+    TH_ASSERT_OK(th_mkdirs(src, 0755));
+    for (i = 0; i < 600; i++) {
+        TH_PATH(f, "%s/f%03d.bin", src, i);
+        TH_ASSERT_OK(th_write_random(f, 1000 + (uint64_t)i, 500 + (uint64_t)i));
+    }
+    TH_S3CKPT_EXPECT(0, "push", src, URL, "--name", "many");
+    TH_PATH(man, "%s/many/manifest.json", STORE);
+    cr_assert_eq(unlink(man), 0); /* as if the push had been killed just before its commit */
+    TH_ASSERT_OK(th_run_argv(&r, argv, NULL));
+    TH_ASSERT_EXIT(r, 0);
+    cr_assert_eq(th_json_u64(r.out, "reused_bytes", &reused), 0, "%s", th_error());
+    cr_assert_eq(th_json_u64(r.out, "raw_bytes", &raw), 0, "%s", th_error());
+    cr_assert_eq(reused, raw, "the re-run rewrote objects it could keep: %s", r.out);
+    th_run_free(&r);
+    TH_S3CKPT_EXPECT(0, "verify", URL, "--name", "many", "--deep");
+}
+
 /* A push canceled by SIGINT: the CLI's handler cancels the client, the push exits 130 and
  * commits nothing. */
 Test(resume, push_interrupted_by_sigint_exits_130_and_commits_nothing)

@@ -3,9 +3,11 @@
  * byte and mode for mode, and the catalog commands (ls, show, verify, rm, prune, latest) do what
  * their help says.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -570,7 +572,8 @@ Test(roundtrip, stale_partial_dir_of_another_pull_is_discarded)
     /* a partial directory left by some other, interrupted pull */
     TH_PATH(partial, "%s/.dest.s3ckpt-partial", th_root);
     TH_ASSERT_OK(th_mkdirs(partial, 0700));
-    file_in(f, sizeof(f), partial, ".s3ckpt-pull");
+    /* its marker, beside it, names another store and checkpoint */
+    TH_PATH(f, "%s/.dest.s3ckpt-partial.marker", th_root);
     TH_ASSERT_OK(
         th_write_text(f, "s3ckpt-pull 1\nfile:///elsewhere\nother\n2020-01-01T00:00:00Z\n"));
     file_in(f, sizeof(f), partial, "junk.bin");
@@ -580,6 +583,32 @@ Test(roundtrip, stale_partial_dir_of_another_pull_is_discarded)
     TH_S3CKPT_EXPECT(0, "pull", URL, DEST, "--name", "ck");
     TH_ASSERT_TREES_EQUAL(SRC, DEST); /* no junk.bin, and w.bin is the checkpoint's */
     cr_assert(!th_exists(partial), "pull left %s", partial);
+    cr_assert(!th_exists(f), "pull left the marker %s", f);
+}
+
+/* DEST is a mount point (another filesystem than its parent): rename cannot move a tree into
+ * it, so pull stages inside it and moves each file; nothing of the staging is left. */
+Test(roundtrip, pull_into_a_mount_point)
+{
+    char f[PATH_MAX], mnt[PATH_MAX];
+
+    paths();
+    file_in(f, sizeof(f), SRC, "sub");
+    TH_ASSERT_OK(th_mkdirs(f, 0755));
+    file_in(f, sizeof(f), SRC, "sub/w.bin");
+    TH_ASSERT_OK(th_write_random(f, 300000, 44));
+    TH_S3CKPT_EXPECT(0, "push", SRC, URL, "--name", "ck", "--chunk-size", "64K");
+    TH_PATH(mnt, "%s/mnt", th_root);
+    TH_ASSERT_OK(th_mkdirs(mnt, 0755));
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=16m")) {
+        cr_log_warn("skipped: mounting a tmpfs failed (%s); this test needs root", strerror(errno));
+        cr_skip_test("mounting a tmpfs failed: %s", strerror(errno));
+    }
+    snprintf(th_mounted, sizeof(th_mounted), "%s", mnt);
+    TH_S3CKPT_EXPECT(0, "pull", URL, mnt, "--name", "ck");
+    TH_ASSERT_TREES_EQUAL(SRC, mnt);
+    TH_S3CKPT_EXPECT(0, "pull", URL, mnt, "--name", "ck", "--force");
+    TH_ASSERT_TREES_EQUAL(SRC, mnt);
 }
 
 Test(roundtrip, unfinished_push_is_unlisted_and_rm_cleans_it_up)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,28 @@ static void wait_until(pid_t pid, int (*ready)(const char *), const char *arg, c
     }
 }
 
+/* Starts S3CKPT_BIN with the given arguments (NULL-terminated) in the background, its output
+ * going to log; teardown kills it if the test ends first. */
+static pid_t spawn_s3ckpt(const char *log, ...) __attribute__((sentinel));
+static pid_t spawn_s3ckpt(const char *log, ...)
+{
+    char *argv[32];
+    const char *a;
+    va_list ap;
+    int n = 0;
+    pid_t pid;
+
+    argv[n++] = (char *)S3CKPT_BIN;
+    va_start(ap, log);
+    while ((a = va_arg(ap, const char *)) && n < 31)
+        argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    pid = th_bg_pid = th_spawn_bg(argv, log);
+    cr_assert_gt(pid, 0, "%s", th_error());
+    return pid;
+}
+
 static void kill9(pid_t pid, const char *log)
 {
     int st = th_kill_reap(pid);
@@ -130,7 +153,6 @@ Test(resume, push_killed_midway_is_invisible_and_a_rerun_completes_it)
 {
     char a[PATH_MAX], b[PATH_MAX], data[PATH_MAX], man[PATH_MAX], log[PATH_MAX], out[PATH_MAX],
         found[PATH_MAX];
-    char *argv[16];
     th_run r;
     pid_t pid;
 
@@ -144,18 +166,7 @@ Test(resume, push_killed_midway_is_invisible_and_a_rerun_completes_it)
     TH_PATH(log, "%s/push.log", th_root);
     TH_PATH(data, "%s/step-00000002/data", STORE);
     TH_PATH(man, "%s/step-00000002/manifest.json", STORE);
-    argv[0] = (char *)S3CKPT_BIN;
-    argv[1] = (char *)"push";
-    argv[2] = b;
-    argv[3] = URL;
-    argv[4] = (char *)"--step";
-    argv[5] = (char *)"2";
-    argv[6] = (char *)"--workers";
-    argv[7] = (char *)"1";
-    argv[8] = (char *)"--no-progress";
-    argv[9] = NULL;
-    pid = th_bg_pid = th_spawn_bg(argv, log);
-    cr_assert_gt(pid, 0, "%s", th_error());
+    pid = spawn_s3ckpt(log, "push", b, URL, "--step", "2", "--workers", "1", "--no-progress", NULL);
     /* wait for the first of B's data objects to be committed, so the re-run has one to keep */
     wait_until(pid, committed_object_in, data, log, "a committed data object of B");
     kill9(pid, log);
@@ -220,7 +231,6 @@ Test(resume, pull_killed_midway_leaves_no_dest_and_a_rerun_reuses_only_verified_
 {
     char src[PATH_MAX], dest[PATH_MAX], partial_dir[PATH_MAX], log[PATH_MAX], full[PATH_MAX];
     char marker[PATH_MAX];
-    char *argv[16];
     uint64_t transferred, full_transferred;
     th_run r;
     pid_t pid;
@@ -234,18 +244,8 @@ Test(resume, pull_killed_midway_leaves_no_dest_and_a_rerun_reuses_only_verified_
     TH_PATH(partial_dir, "%s/restore/.dest.s3ckpt-partial", th_root);
     TH_PATH(marker, "%s/restore/.dest.s3ckpt-partial.marker", th_root);
     TH_PATH(log, "%s/pull.log", th_root);
-    argv[0] = (char *)S3CKPT_BIN;
-    argv[1] = (char *)"pull";
-    argv[2] = URL;
-    argv[3] = dest;
-    argv[4] = (char *)"--name";
-    argv[5] = (char *)"big";
-    argv[6] = (char *)"--workers";
-    argv[7] = (char *)"1";
-    argv[8] = (char *)"--no-progress";
-    argv[9] = NULL;
-    pid = th_bg_pid = th_spawn_bg(argv, log);
-    cr_assert_gt(pid, 0, "%s", th_error());
+    pid = spawn_s3ckpt(log, "pull", URL, dest, "--name", "big", "--workers", "1", "--no-progress",
+                       NULL);
     wait_until(pid, partial_has_data, partial_dir, log, "restored data in the partial directory");
     kill9(pid, log);
 
@@ -321,7 +321,6 @@ Test(resume, push_rerun_over_many_leftover_objects_stays_within_the_fd_limit)
 Test(resume, push_interrupted_by_sigint_exits_130_and_commits_nothing)
 {
     char src[PATH_MAX], data[PATH_MAX], log[PATH_MAX], found[PATH_MAX];
-    char *argv[16];
     int st = 0;
     pid_t pid;
 
@@ -330,18 +329,8 @@ Test(resume, push_interrupted_by_sigint_exits_130_and_commits_nothing)
     make_tree(src, 2, BIG_FILE_BYTES, 501);
     TH_PATH(data, "%s/ck/data", STORE);
     TH_PATH(log, "%s/push.log", th_root);
-    argv[0] = (char *)S3CKPT_BIN;
-    argv[1] = (char *)"push";
-    argv[2] = src;
-    argv[3] = URL;
-    argv[4] = (char *)"--name";
-    argv[5] = (char *)"ck";
-    argv[6] = (char *)"--workers";
-    argv[7] = (char *)"1";
-    argv[8] = (char *)"--no-progress";
-    argv[9] = NULL;
-    pid = th_bg_pid = th_spawn_bg(argv, log);
-    cr_assert_gt(pid, 0, "%s", th_error());
+    pid = spawn_s3ckpt(log, "push", src, URL, "--name", "ck", "--workers", "1", "--no-progress",
+                       NULL);
     wait_until(pid, th_exists, data, log, "the checkpoint's data directory");
     cr_assert_eq(kill(pid, SIGINT), 0);
     while (waitpid(pid, &st, 0) < 0)
@@ -364,7 +353,6 @@ Test(resume, push_interrupted_by_sigint_exits_130_and_commits_nothing)
 Test(resume, push_rerun_does_not_keep_a_damaged_leftover_object)
 {
     char src[PATH_MAX], data[PATH_MAX], obj[PATH_MAX], log[PATH_MAX], out[PATH_MAX];
-    char *argv[16];
     th_run r;
     pid_t pid;
     int i;
@@ -379,18 +367,8 @@ Test(resume, push_rerun_does_not_keep_a_damaged_leftover_object)
     TH_PATH(data, "%s/ck/data", STORE);
     TH_PATH(obj, "%s/part-0.bin", data);
     TH_PATH(log, "%s/push.log", th_root);
-    argv[0] = (char *)S3CKPT_BIN;
-    argv[1] = (char *)"push";
-    argv[2] = src;
-    argv[3] = URL;
-    argv[4] = (char *)"--name";
-    argv[5] = (char *)"ck";
-    argv[6] = (char *)"--workers";
-    argv[7] = (char *)"1";
-    argv[8] = (char *)"--no-progress";
-    argv[9] = NULL;
-    pid = th_bg_pid = th_spawn_bg(argv, log);
-    cr_assert_gt(pid, 0, "%s", th_error());
+    pid = spawn_s3ckpt(log, "push", src, URL, "--name", "ck", "--workers", "1", "--no-progress",
+                       NULL);
     wait_until(pid, th_exists, obj, log, "the first committed data object");
     kill9(pid, log);
     /* damage the first frame of the committed object; its chunk index stays intact */

@@ -111,19 +111,19 @@ s3ckpt_status ck_latest_update(s3ckpt_client *c, ck_store *s, const char *name, 
     snprintf(line, sizeof(line), "%s\n", name);
     for (attempt = 0; attempt < 32; attempt++) {
         s3ckpt_status st = ck_latest_read(c, s, cur, sizeof(cur), etag, sizeof(etag));
-        int found = st == S3CKPT_OK;
+        int found = st == S3CKPT_OK || st == S3CKPT_ECORRUPT; /* it exists, with this ETag */
         ck_manifest m;
 
         if (st && st != S3CKPT_ENOTFOUND && st != S3CKPT_ECORRUPT)
             return st;
         if (st == S3CKPT_ECORRUPT) {
-            ck_err_reset(&c->err); /* a damaged latest is replaced */
-            found = 0;
-            s->ops->remove(s, LATEST_KEY);
+            ck_err_reset(&c->err); /* a damaged latest is replaced, by the same swap */
+            cur[0] = '\0';
         }
         if (found && !strcmp(cur, name))
             return S3CKPT_OK;
-        if (found && step >= 0 && fetch_manifest(s, cur, &m, why, sizeof(why)) == S3CKPT_OK) {
+        if (found && cur[0] && step >= 0 &&
+            fetch_manifest(s, cur, &m, why, sizeof(why)) == S3CKPT_OK) {
             int64_t cur_step = m.step;
 
             ck_manifest_cleanup(&m);
@@ -442,12 +442,13 @@ static s3ckpt_status remove_key(void *ud, const char *key, int is_prefix)
 static s3ckpt_status remove_locked(s3ckpt_client *c, ck_store *s, const char *name, int force)
 {
     char key[CK_NAME_MAX + 32], prefix[CK_NAME_MAX + 2], latest[CK_NAME_MAX + 1] = "";
+    char etag[CK_ETAG_MAX] = "";
     rm_ctx r = {s, 0};
     ck_obj_info info;
     s3ckpt_status st;
     int has_manifest;
 
-    st = ck_latest_read(c, s, latest, sizeof(latest), NULL, 0);
+    st = ck_latest_read(c, s, latest, sizeof(latest), etag, sizeof(etag));
     if (st == S3CKPT_ECORRUPT || st == S3CKPT_ENOTFOUND) {
         ck_err_reset(&c->err);
         latest[0] = '\0';
@@ -465,7 +466,11 @@ static s3ckpt_status remove_locked(s3ckpt_client *c, ck_store *s, const char *na
                               "rm: %s is what %s/latest names; push a newer checkpoint first, "
                               "or use --force (which also removes latest)",
                               name, s->url);
-        if ((st = s->ops->remove(s, LATEST_KEY)))
+        /* only if latest still names it: a push of another name may have moved it meanwhile */
+        st = s->ops->remove_if_match(s, LATEST_KEY, etag);
+        if (st == S3CKPT_EEXISTS)
+            ck_err_reset(&c->err);
+        else if (st)
             return st;
     }
     /* the manifest goes first, durably: after a crash the checkpoint must not come back over

@@ -51,6 +51,8 @@ typedef struct ck_store_ops {
     /* delimited: only the level below prefix (keys and "sub/" prefixes); else all keys. */
     s3ckpt_status (*list)(ck_store *s, const char *prefix, int delimited, ck_list_fn *fn, void *ud);
     s3ckpt_status (*remove)(ck_store *s, const char *key); /* a missing key is not an error */
+    /* Deletes key only if its ETag is still if_match; EEXISTS when it changed or is gone. */
+    s3ckpt_status (*remove_if_match)(ck_store *s, const char *key, const char *if_match);
     /* Removes what interrupted writers left under prefix (file store: temporary files of
      * processes that no longer run). */
     s3ckpt_status (*cleanup)(ck_store *s, const char *prefix);

@@ -141,6 +141,26 @@ out:
     return st;
 }
 
+/* Takes the root's lock and checks that key's ETag is still if_match (EEXISTS when it is not,
+ * or the key is gone). The lock is held until *lockfd is closed. */
+static s3ckpt_status lock_if_match(file_store *fs, const char *key, const char *if_match,
+                                   int *lockfd)
+{
+    ck_buf cur;
+    ck_obj_info ci;
+    s3ckpt_status st;
+
+    *lockfd = openat(fs->rootfd, ".s3ckpt.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (*lockfd < 0 || flock(*lockfd, LOCK_EX))
+        return fail_errno(fs, "lock", ".s3ckpt.lock", errno);
+    ck_buf_init(&cur, 0);
+    st = fs_get(&fs->base, key, 1 << 20, &cur, &ci);
+    ck_buf_cleanup(&cur);
+    if (st == S3CKPT_ENOTFOUND || (!st && strcmp(ci.etag, if_match ? if_match : "")))
+        return S3CKPT_EEXISTS; /* precondition failed: someone else changed it */
+    return st;
+}
+
 static s3ckpt_status fs_put(ck_store *s, const char *key, const void *data, size_t len,
                             ck_put_mode mode, const char *if_match, ck_obj_info *info)
 {
@@ -166,28 +186,8 @@ static s3ckpt_status fs_put(ck_store *s, const char *key, const void *data, size
             goto out;
         }
     } else {
-        if (mode == CK_PUT_IF_MATCH) {
-            ck_buf cur;
-            ck_obj_info ci;
-            s3ckpt_status gst;
-
-            lockfd = openat(fs->rootfd, ".s3ckpt.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-            if (lockfd < 0 || flock(lockfd, LOCK_EX)) {
-                st = fail_errno(fs, "lock", ".s3ckpt.lock", errno);
-                goto out;
-            }
-            ck_buf_init(&cur, 0);
-            gst = fs_get(s, key, 1 << 20, &cur, &ci);
-            ck_buf_cleanup(&cur);
-            if (gst && gst != S3CKPT_ENOTFOUND) {
-                st = gst;
-                goto out;
-            }
-            if (gst == S3CKPT_ENOTFOUND || strcmp(ci.etag, if_match ? if_match : "")) {
-                st = S3CKPT_EEXISTS; /* precondition failed: someone else changed it */
-                goto out;
-            }
-        }
+        if (mode == CK_PUT_IF_MATCH && (st = lock_if_match(fs, key, if_match, &lockfd)))
+            goto out;
         if (rename(tmp, path)) {
             st = fail_errno(fs, "put", key, errno);
             goto out;
@@ -450,6 +450,24 @@ static s3ckpt_status fs_list(ck_store *s, const char *prefix, int delimited, ck_
     return list_dir((file_store *)s, prefix, delimited, fn, ud);
 }
 
+static s3ckpt_status fs_remove(ck_store *s, const char *key);
+
+/* Deletes key only while its ETag is still if_match (EEXISTS otherwise), durably. */
+static s3ckpt_status fs_remove_if_match(ck_store *s, const char *key, const char *if_match)
+{
+    file_store *fs = (file_store *)s;
+    int lockfd = -1;
+    s3ckpt_status st = lock_if_match(fs, key, if_match, &lockfd);
+
+    if (!st)
+        st = fs_remove(s, key);
+    if (!st && fsync(fs->rootfd))
+        st = fail_errno(fs, "delete", key, errno);
+    if (lockfd >= 0)
+        close(lockfd);
+    return st;
+}
+
 static s3ckpt_status fs_remove(ck_store *s, const char *key)
 {
     file_store *fs = (file_store *)s;
@@ -596,6 +614,7 @@ static const ck_store_ops file_ops = {
     .abort = fs_abort,
     .list = fs_list,
     .remove = fs_remove,
+    .remove_if_match = fs_remove_if_match,
     .cleanup = fs_cleanup,
     .lock = fs_lock,
     .unlock = fs_unlock,

@@ -429,6 +429,14 @@ Test(badinput, latest_holding_garbage_is_an_integrity_error)
     /* naming the checkpoint still works */
     TH_S3CKPT_EXPECT(0, "pull", URL, DEST, "--name", "ck");
     TH_ASSERT_TREES_EQUAL(SRC, DEST);
+    /* and the next push repairs latest */
+    TH_S3CKPT_EXPECT(0, "push", SRC, URL, "--name", "ck2");
+    {
+        char *l = th_read_file(f, NULL);
+
+        cr_assert(l && !strcmp(l, "ck2\n"), "latest holds \"%s\" after a push", l ? l : "");
+        free(l);
+    }
 }
 
 Test(badinput, latest_naming_a_missing_checkpoint_is_not_found)

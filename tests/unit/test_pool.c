@@ -235,20 +235,29 @@ Test(pool, done_but_unreleased_slot_is_not_free)
     free(c);
 }
 
+/* A two-worker pool running a slow job (entry 1) and a fast one (entry 2). */
+static ck_pool *start_slow_and_fast(counts *c, ck_slot **slow, ck_slot **fast)
+{
+    ck_pool *p;
+
+    cr_assert_eq(ck_pool_new(&p, 2, 2, 16, 16, count_job, c), S3CKPT_OK);
+    c->slow_entry = 1;
+    *slow = ck_pool_acquire(p);
+    *fast = ck_pool_acquire(p);
+    (*slow)->entry = 1;
+    (*fast)->entry = 2;
+    ck_pool_submit(p, *slow);
+    ck_pool_submit(p, *fast);
+    return p;
+}
+
 Test(pool, wait_for_a_specific_slot_waits_for_that_slot)
 {
     counts *c = counts_new(2);
     ck_slot *slow, *fast, *got;
     ck_pool *p;
 
-    cr_assert_eq(ck_pool_new(&p, 2, 2, 16, 16, count_job, c), S3CKPT_OK);
-    c->slow_entry = 1;
-    slow = ck_pool_acquire(p);
-    fast = ck_pool_acquire(p);
-    slow->entry = 1;
-    fast->entry = 2;
-    ck_pool_submit(p, slow);
-    ck_pool_submit(p, fast);
+    p = start_slow_and_fast(c, &slow, &fast);
     got = ck_pool_wait(p, slow);
     cr_assert_eq(got, slow, "wait(slow) returned another slot");
     cr_assert_eq(atomic_load(&c->slow_finished), 1, "wait(slow) returned before it finished");
@@ -268,14 +277,7 @@ Test(pool, wait_for_any_returns_the_one_that_finished)
     ck_slot *slow, *fast, *got;
     ck_pool *p;
 
-    cr_assert_eq(ck_pool_new(&p, 2, 2, 16, 16, count_job, c), S3CKPT_OK);
-    c->slow_entry = 1;
-    slow = ck_pool_acquire(p);
-    fast = ck_pool_acquire(p);
-    slow->entry = 1;
-    fast->entry = 2;
-    ck_pool_submit(p, slow);
-    ck_pool_submit(p, fast);
+    p = start_slow_and_fast(c, &slow, &fast);
     got = ck_pool_wait(p, NULL);
     cr_assert_eq(got, fast, "the 300 ms job finished first?");
     got = ck_pool_wait(p, NULL);

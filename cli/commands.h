@@ -9,5 +9,6 @@ int cmd_show(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_prune(int argc, char **argv);
+int cmd_cleanup(int argc, char **argv);
 
 #endif

@@ -38,6 +38,24 @@ void cli_opts_init(cli_opts *o)
     o->progress = -1;
 }
 
+/* Index of arg in names into *out: 1; else a message and -1. */
+static int pick(const char *arg, const char *const *names, int n, const char *opt, int *out)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        if (strcmp(arg, names[i]) == 0) {
+            *out = i;
+            return 1;
+        }
+    }
+    fprintf(stderr, "s3ckpt: %s takes", opt);
+    for (i = 0; i < n; i++)
+        fprintf(stderr, "%s%s", i ? "|" : " ", names[i]);
+    fprintf(stderr, "\n");
+    return -1;
+}
+
 int cli_common_option(cli_opts *o, int opt, const char *arg)
 {
     uint64_t v;
@@ -69,6 +87,43 @@ int cli_common_option(cli_opts *o, int opt, const char *arg)
         return 1;
     case 'v':
         o->verbose++;
+        return 1;
+    case 1010:
+        o->client.endpoint = arg;
+        return 1;
+    case 1011:
+        o->client.region = arg;
+        return 1;
+    case 1012:
+        o->client.profile = arg;
+        return 1;
+    case 1013: {
+        static const char *const names[] = {"auto", "path", "virtual"};
+
+        return pick(arg, names, 3, "--addressing", &o->client.addressing);
+    }
+    case 1014:
+        o->client.ca_bundle = arg;
+        return 1;
+    case 1015:
+        if (cli_parse_u64(arg, &v) || v == 0 || v > 256)
+            return fprintf(stderr, "s3ckpt: --concurrency takes 1..256\n"), -1;
+        o->client.concurrency = (unsigned)v;
+        return 1;
+    case 1016: {
+        static const char *const names[] = {"auto", "crc32c", "md5", "off"};
+
+        return pick(arg, names, 4, "--wire-checksum", &o->client.wire_checksum);
+    }
+    case 1017:
+        if (cli_parse_u64(arg, &v) || v == 0 || v > 86400)
+            return fprintf(stderr, "s3ckpt: --timeout takes 1..86400 seconds\n"), -1;
+        o->client.timeout_s = (unsigned)v;
+        return 1;
+    case 1018:
+        if (cli_parse_size(arg, &v) || v < (5u << 20) || v > ((uint64_t)5 << 30))
+            return fprintf(stderr, "s3ckpt: --part-size takes 5M..5G\n"), -1;
+        o->client.part_size_bytes = v;
         return 1;
     case 1005:
         o->json = 1;
@@ -295,8 +350,11 @@ void cli_print_stats_json(const char *name, const s3ckpt_stats *st)
     cli_json_string(stdout, name);
     printf(",\"files\":%llu,\"raw_bytes\":%llu,\"stored_bytes\":%llu,"
            "\"transferred_bytes\":%llu,\"reused_bytes\":%llu,\"chunks\":%llu,"
-           "\"seconds\":%.3f}\n",
+           "\"seconds\":%.3f,\"requests\":%llu,\"retries\":%llu,\"parts_uploaded\":%llu,"
+           "\"parts_reused\":%llu}\n",
            (unsigned long long)st->files, (unsigned long long)st->raw_bytes,
            (unsigned long long)st->stored_bytes, (unsigned long long)st->transferred_bytes,
-           (unsigned long long)st->reused_bytes, (unsigned long long)st->chunks, st->seconds);
+           (unsigned long long)st->reused_bytes, (unsigned long long)st->chunks, st->seconds,
+           (unsigned long long)st->requests, (unsigned long long)st->retries,
+           (unsigned long long)st->parts_uploaded, (unsigned long long)st->parts_reused);
 }

@@ -35,7 +35,13 @@ typedef struct cli_opts {
 #define CLI_COMMON_LONGOPTS                                                                        \
     {"workers", required_argument, NULL, 1001}, {"chunk-size", required_argument, NULL, 1002},     \
         {"level", required_argument, NULL, 1003}, {"max-memory", required_argument, NULL, 1004},   \
-        {"verbose", no_argument, NULL, 'v'},                                                       \
+        {"verbose", no_argument, NULL, 'v'}, {"endpoint", required_argument, NULL, 1010},          \
+        {"region", required_argument, NULL, 1011}, {"profile", required_argument, NULL, 1012},     \
+        {"addressing", required_argument, NULL, 1013},                                             \
+        {"ca-bundle", required_argument, NULL, 1014},                                              \
+        {"concurrency", required_argument, NULL, 1015},                                            \
+        {"wire-checksum", required_argument, NULL, 1016},                                          \
+        {"timeout", required_argument, NULL, 1017}, {"part-size", required_argument, NULL, 1018},  \
     {                                                                                              \
         "help", no_argument, NULL, 'h'                                                             \
     }
@@ -57,8 +63,21 @@ typedef struct cli_opts {
     "  --chunk-size SIZE  chunk size for push, e.g. 4M (default 4 MiB; 64K..256M)\n"               \
     "  --level N          zstd level for push (default 1: best speed and ratio on floats)\n"       \
     "  --max-memory SIZE  bound on chunk buffers, e.g. 256M (default 256 MiB)\n"                   \
-    "  -v, --verbose      say what is being done\n"                                                \
-    "  -h, --help         this help\n"
+    "  -v, --verbose      say what is being done (-vv: also every retry)\n"                        \
+    "  -h, --help         this help\n"                                                             \
+    "S3 options (STORE s3://bucket/prefix; defaults follow aws-cli: AWS_* variables, ~/.aws files):\n" \
+    "  --endpoint URL     S3 endpoint, e.g. http://127.0.0.1:9000 (AWS_ENDPOINT_URL_S3,\n"         \
+    "                     AWS_ENDPOINT_URL; default: AWS)\n"                                        \
+    "  --region NAME      signing region (AWS_REGION, AWS_DEFAULT_REGION; default us-east-1)\n"     \
+    "  --profile NAME     profile of the shared config/credentials files (AWS_PROFILE)\n"          \
+    "  --addressing auto|path|virtual  bucket in the path or the host name (auto: virtual on\n"   \
+    "                     AWS, path on custom endpoints)\n"                                        \
+    "  --ca-bundle FILE   CA certificates for TLS (AWS_CA_BUNDLE); verification is always on\n"    \
+    "  --concurrency N    S3 requests in flight (default 8)\n"                                     \
+    "  --wire-checksum auto|crc32c|md5|off  checksum the store verifies on every upload\n"         \
+    "                     (auto: crc32c where the endpoint checks it, else Content-MD5)\n"        \
+    "  --part-size SIZE   smallest multipart part (default 8M, at least 5M)\n"                    \
+    "  --timeout SECS     give up on a request that moves no byte for SECS (default 60)\n"
 
 void cli_opts_init(cli_opts *o);
 /* 1: handled; 0: not a common option; -1: bad value (message printed). */

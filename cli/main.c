@@ -19,8 +19,10 @@ static const char usage[] =
     "  verify STORE        check a checkpoint's objects (--deep: every byte)\n"
     "  rm STORE --name N   delete a checkpoint\n"
     "  prune STORE         delete old checkpoints by policy\n"
+    "  cleanup STORE       abort incomplete uploads of interrupted pushes\n"
     "\n"
-    "STORE is file:///absolute/path (a directory laid out like a bucket).\n"
+    "STORE is s3://bucket/prefix (any S3-compatible endpoint: --endpoint, AWS_ENDPOINT_URL)\n"
+    "or file:///absolute/path (a directory laid out like a bucket).\n"
     "Run 's3ckpt COMMAND --help' for a command's options.\n"
     "\n"
     "Exit codes: 0 ok, 1 other error, 2 usage, 3 not found, 4 integrity failure,\n"
@@ -33,7 +35,8 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } cmds[] = {{"push", cmd_push},     {"pull", cmd_pull}, {"ls", cmd_ls},      {"show", cmd_show},
-                {"verify", cmd_verify}, {"rm", cmd_rm},     {"prune", cmd_prune}};
+                {"verify", cmd_verify}, {"rm", cmd_rm},     {"prune", cmd_prune},
+                {"cleanup", cmd_cleanup}};
     size_t i;
 
     if (argc < 2) {

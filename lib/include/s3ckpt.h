@@ -60,7 +60,7 @@ typedef void s3ckpt_progress_fn(void *userdata, uint64_t done_bytes, uint64_t to
 /* Log lines: level 0 warning, 1 info (--verbose), 2 debug. Never contain secrets. */
 typedef void s3ckpt_log_fn(void *userdata, int level, const char *line);
 
-#define S3CKPT_CLIENT_OPTS_VERSION 1
+#define S3CKPT_CLIENT_OPTS_VERSION 2
 typedef struct s3ckpt_client_opts {
     unsigned version;          /* S3CKPT_CLIENT_OPTS_VERSION */
     unsigned workers;          /* CPU worker threads; 0: one per online core */
@@ -69,6 +69,18 @@ typedef struct s3ckpt_client_opts {
     uint64_t max_memory_bytes; /* bound on chunk buffers; 0: 256 MiB */
     s3ckpt_log_fn *on_log;     /* optional */
     void *log_userdata;
+    /* version 2: S3 stores. NULL/0 fields follow the AWS conventions (environment, shared
+     * config and credentials files); strings are copied. */
+    const char *profile;     /* AWS profile; NULL: AWS_PROFILE or "default" */
+    const char *region;      /* NULL: AWS_REGION, AWS_DEFAULT_REGION, profile, us-east-1 */
+    const char *endpoint;    /* NULL: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, profile, AWS */
+    const char *ca_bundle;   /* NULL: AWS_CA_BUNDLE, profile, the system's */
+    int addressing;          /* 0 auto (virtual-host on AWS, path on custom endpoints), 1 path,
+                                2 virtual-host */
+    int wire_checksum;       /* 0 auto (probed), 1 crc32c, 2 md5 (Content-MD5), 3 off */
+    unsigned concurrency;    /* S3 requests in flight; 0: 8 */
+    unsigned timeout_s;      /* abort a request that moves no byte for this long; 0: 60 */
+    uint64_t part_size_bytes; /* smallest multipart part; 0: 8 MiB (>= 5 MiB) */
 } s3ckpt_client_opts;
 
 /* What a push or pull did; filled when a stats pointer is given. */
@@ -80,6 +92,11 @@ typedef struct s3ckpt_stats {
     uint64_t reused_bytes;      /* raw bytes already in place (resume) and not moved again */
     uint64_t chunks;
     double seconds;
+    /* S3 stores (0 for the file store) */
+    uint64_t requests;       /* HTTP requests sent, retries included */
+    uint64_t retries;        /* requests repeated after a failure */
+    uint64_t parts_uploaded; /* parts and single-request objects sent */
+    uint64_t parts_reused;   /* parts already uploaded by an interrupted push, not sent again */
 } s3ckpt_stats;
 
 #define S3CKPT_PUSH_OPTS_VERSION 1
@@ -188,6 +205,17 @@ typedef struct s3ckpt_prune_opts {
 /* Never deletes what `latest` names. */
 S3CKPT_API s3ckpt_status s3ckpt_prune(s3ckpt_client *client, const char *store_url,
                                       const s3ckpt_prune_opts *opts);
+
+/* Incomplete uploads left under the store by interrupted pushes (S3 multipart uploads, which
+ * the store keeps and bills until aborted; file store: temporary files of dead processes, removed
+ * without being reported). Those started at least older_than_s seconds ago are aborted (not with
+ * dry_run); on_item hears of each one, with aborted = 1 when it was aborted. A push that is
+ * still running, or that a re-run would resume, loses its uploaded parts when they are aborted. */
+typedef void s3ckpt_cleanup_fn(void *userdata, const char *key, const char *initiated,
+                               int aborted);
+S3CKPT_API s3ckpt_status s3ckpt_cleanup(s3ckpt_client *client, const char *store_url,
+                                        uint64_t older_than_s, int dry_run,
+                                        s3ckpt_cleanup_fn *on_item, void *userdata);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client.h"
 #include "path.h"
@@ -328,7 +329,7 @@ S3CKPT_API s3ckpt_status s3ckpt_list(s3ckpt_client *c, const char *store_url, s3
 
     if (ck_client_begin(c) || !out || !count)
         return S3CKPT_EINVAL;
-    st = ck_store_open(&s, store_url, 0, &c->err);
+    st = ck_store_open(&s, store_url, 0, &c->remote, &c->err);
     if (!st)
         st = list_store(c, s, out, count, latest, sizeof(latest));
     ck_store_free(s);
@@ -354,7 +355,7 @@ S3CKPT_API s3ckpt_status s3ckpt_show(s3ckpt_client *c, const char *store_url, co
     if (ck_client_begin(c) || !out)
         return S3CKPT_EINVAL;
     *out = NULL;
-    if ((st = ck_store_open(&s, store_url, 0, &c->err)) ||
+    if ((st = ck_store_open(&s, store_url, 0, &c->remote, &c->err)) ||
         (st = ck_resolve_name(c, s, name, resolved, sizeof(resolved))))
         goto out;
     if (!(ck = calloc(1, sizeof(*ck)))) {
@@ -518,7 +519,7 @@ S3CKPT_API s3ckpt_status s3ckpt_rm(s3ckpt_client *c, const char *store_url, cons
     if (!name || ck_name_check(name, why, sizeof(why)))
         return ck_err_set(&c->err, S3CKPT_EINVAL, "rm: bad checkpoint name \"%.200s\": %s",
                           name ? name : "", name ? why : "missing");
-    st = ck_store_open(&s, store_url, 0, &c->err);
+    st = ck_store_open(&s, store_url, 0, &c->remote, &c->err);
     if (!st)
         st = remove_checkpoint(c, s, name, force);
     ck_store_free(s);
@@ -539,7 +540,7 @@ S3CKPT_API s3ckpt_status s3ckpt_prune(s3ckpt_client *c, const char *store_url,
         return S3CKPT_EINVAL;
     if (!o || o->version < 1 || o->version > S3CKPT_PRUNE_OPTS_VERSION)
         return ck_err_set(&c->err, S3CKPT_EINVAL, "prune: bad options");
-    if ((st = ck_store_open(&s, store_url, 0, &c->err)) ||
+    if ((st = ck_store_open(&s, store_url, 0, &c->remote, &c->err)) ||
         (st = list_store(c, s, &sums, &n, latest, sizeof(latest))))
         goto out;
     for (i = 0; i < n && !st; i++) {
@@ -562,6 +563,70 @@ S3CKPT_API s3ckpt_status s3ckpt_prune(s3ckpt_client *c, const char *store_url,
     }
 out:
     s3ckpt_summaries_free(sums, n);
+    ck_store_free(s);
+    return st;
+}
+
+/* ---- cleanup of incomplete uploads ---- */
+
+typedef struct stale_ctx {
+    int64_t now, older_than_s;
+    int dry_run;
+    s3ckpt_cleanup_fn *fn;
+    void *ud;
+} stale_ctx;
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    int64_t era;
+    unsigned yoe, doy, doe;
+
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = (unsigned)(y - era * 400);
+    doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* Seconds since the epoch of "YYYY-MM-DDTHH:MM:SS[.fff]Z"; -1 when malformed. */
+static int64_t parse_iso8601(const char *t)
+{
+    int y, mo, d, h, mi, sec;
+
+    if (sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &sec) != 6 || mo < 1 ||
+        mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 60)
+        return -1;
+    return days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec;
+}
+
+static int stale_one(void *ud, const char *key, const char *initiated)
+{
+    stale_ctx *x = ud;
+    int64_t t = parse_iso8601(initiated);
+    int abort_it = !x->dry_run && (x->older_than_s == 0 || (t >= 0 && x->now - t >= x->older_than_s));
+
+    if (x->fn)
+        x->fn(x->ud, key, initiated, abort_it);
+    return abort_it;
+}
+
+S3CKPT_API s3ckpt_status s3ckpt_cleanup(s3ckpt_client *c, const char *store_url,
+                                        uint64_t older_than_s, int dry_run,
+                                        s3ckpt_cleanup_fn *on_item, void *userdata)
+{
+    stale_ctx x = {(int64_t)time(NULL), (int64_t)older_than_s, dry_run, on_item, userdata};
+    ck_store *s = NULL;
+    s3ckpt_status st;
+
+    if (ck_client_begin(c))
+        return S3CKPT_EINVAL;
+    if (!store_url)
+        return ck_err_set(&c->err, S3CKPT_EINVAL, "cleanup: missing store");
+    if (older_than_s > (uint64_t)INT64_MAX / 2)
+        x.older_than_s = INT64_MAX / 2;
+    if (!(st = ck_store_open(&s, store_url, 0, &c->remote, &c->err)))
+        st = s->ops->stale_uploads(s, "", stale_one, &x);
     ck_store_free(s);
     return st;
 }

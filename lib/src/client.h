@@ -19,12 +19,22 @@ struct s3ckpt_client {
     void *log_userdata;
     ck_err err;
     atomic_int cancel;
+    ck_remote_cfg remote; /* strings below are owned */
+    char *profile, *region, *endpoint, *ca_bundle;
 };
+
+/* Worker threads for a pipeline on store s: the CPU workers, or for a remote store at least
+ * one per concurrent request (they wait on the network most of the time). */
+unsigned ck_client_io_workers(const s3ckpt_client *c, const ck_store *s);
+/* Adds what the store counted to stats. */
+void ck_client_add_counters(ck_store *s, s3ckpt_stats *stats);
 
 void ck_log(s3ckpt_client *c, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* How many buffer slots of slot_bytes fit the memory bound (at least 2). */
 size_t ck_client_slots(const s3ckpt_client *c, size_t slot_bytes);
+/* The same for a pool of `workers` threads. */
+size_t ck_client_slots_for(const s3ckpt_client *c, size_t slot_bytes, unsigned workers);
 /* EINVAL (recorded) when not even two slots of slot_bytes fit the memory bound. */
 s3ckpt_status ck_client_check_memory(s3ckpt_client *c, const char *op, uint64_t chunk_size,
                                      size_t slot_bytes);

@@ -110,6 +110,7 @@ typedef struct pull_run {
     ck_reader **readers;
     uint64_t *left; /* chunks not yet finished, per entry */
     int *fresh;
+    unsigned workers; /* pool threads: CPU workers, or one per request in flight (remote) */
     const s3ckpt_pull_opts *opts;
     s3ckpt_stats stats;
     uint64_t done_bytes;
@@ -729,7 +730,7 @@ static s3ckpt_status setup(pull_run *r, const char *store_url, const char *name)
     size_t i, slot_bytes;
     s3ckpt_status st;
 
-    if ((st = ck_store_open(&r->store, store_url, 0, &r->c->err)) ||
+    if ((st = ck_store_open(&r->store, store_url, 0, &r->c->remote, &r->c->err)) ||
         (st = ck_resolve_name(r->c, r->store, name, r->name, sizeof(r->name))) ||
         (st = ck_manifest_load(r->c, r->store, r->name, &r->m)))
         return st;
@@ -739,19 +740,20 @@ static s3ckpt_status setup(pull_run *r, const char *store_url, const char *name)
     r->readers = calloc(r->m.nentries + 1, sizeof(*r->readers));
     r->left = calloc(r->m.nentries + 1, sizeof(*r->left));
     r->fresh = calloc(r->m.nentries + 1, sizeof(*r->fresh));
-    r->ctx.codecs = calloc(r->c->workers, sizeof(*r->ctx.codecs));
+    r->workers = ck_client_io_workers(r->c, r->store);
+    r->ctx.codecs = calloc(r->workers, sizeof(*r->ctx.codecs));
     if (!r->fds || !r->readers || !r->left || !r->fresh || !r->ctx.codecs)
         return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
     for (i = 0; i < r->m.nentries; i++)
         r->fds[i] = -1;
-    for (i = 0; i < r->c->workers; i++)
+    for (i = 0; i < r->workers; i++)
         if (!(r->ctx.codecs[i] = ck_codec_new(1)))
             return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory creating zstd contexts");
     /* the checkpoint's chunk size, not this client's, sizes the buffers */
     slot_bytes = (size_t)r->m.chunk_size + ck_codec_bound((size_t)r->m.chunk_size);
     if ((st = ck_client_check_memory(r->c, r->ctx.op, r->m.chunk_size, slot_bytes)))
         return st;
-    st = ck_pool_new(&r->pool, r->c->workers, ck_client_slots(r->c, slot_bytes),
+    st = ck_pool_new(&r->pool, r->workers, ck_client_slots_for(r->c, slot_bytes, r->workers),
                      (size_t)r->m.chunk_size, ck_codec_bound((size_t)r->m.chunk_size), pull_job,
                      &r->ctx);
     if (st)
@@ -771,7 +773,7 @@ static void teardown(pull_run *r)
         if (r->readers && r->readers[i])
             r->store->ops->close_read(r->readers[i]);
     }
-    for (i = 0; r->ctx.codecs && i < r->c->workers; i++)
+    for (i = 0; r->ctx.codecs && i < r->workers; i++)
         ck_codec_free(r->ctx.codecs[i]);
     free(r->ctx.codecs);
     free(r->fds);
@@ -791,6 +793,7 @@ static void fill_stats(pull_run *r, s3ckpt_stats *out, double t0)
     r->stats.raw_bytes = r->m.bytes;
     r->stats.stored_bytes = r->m.stored_bytes;
     r->stats.seconds = ck_now() - t0;
+    ck_client_add_counters(r->store, &r->stats);
     *out = r->stats;
 }
 
@@ -814,7 +817,7 @@ s3ckpt_status ck_pull_run(s3ckpt_client *c, const char *store_url, const char *d
         (st = make_dirs(&r)))
         goto out;
     ck_log(c, 1, "pull %s/%s -> %s: %" PRIu64 " files, %" PRIu64 " bytes, %u workers, %zu slots",
-           store_url, r.name, final, r.m.files, r.m.bytes, c->workers, ck_pool_slots(r.pool));
+           store_url, r.name, final, r.m.files, r.m.bytes, r.workers, ck_pool_slots(r.pool));
     report(&r);
     if ((st = run_pipeline(&r)))
         goto out; /* the partial directory stays for a re-run to resume */

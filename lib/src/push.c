@@ -53,7 +53,8 @@ static void push_job(ck_slot *s, unsigned worker, void *arg)
         /* resume check: also hash the frame already in the store; a damaged or unreadable
          * one only means the object is rewritten */
         s->frame_hash = ~(uint64_t)0;
-        if (ctx->store->ops->read_at(s->reader, s->stored_off, s->stored, s->stored_len) == 0)
+        if (s->reader &&
+            ctx->store->ops->read_at(s->reader, s->stored_off, s->stored, s->stored_len) == 0)
             s->frame_hash = ck_digest64(s->stored, s->stored_len);
         return;
     }
@@ -76,6 +77,8 @@ typedef struct push_run {
     char prefix[CK_NAME_MAX + 2];
     int *fds;
     int *reused; /* entry's object from an interrupted run is kept as it is */
+    ck_obj_info *infos; /* filled by the store once an object's commit has finished (sync) */
+    int check_frames;   /* resume reads stored frames back (cheap on a local store) */
     void *lock;  /* this push's claim on the name */
     const s3ckpt_push_opts *opts;
     s3ckpt_stats stats;
@@ -144,7 +147,11 @@ static s3ckpt_status begin_object(push_run *r, size_t i, ck_writer **w, ck_diges
         free(key);
         return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
     }
-    st = r->store->ops->open_write(r->store, key, w);
+    st = r->store->ops->open_write(r->store, key,
+                                   ck_codec_bound((size_t)r->m.chunk_size) *
+                                           r->m.entries[i].nchunks +
+                                       ck_trailer_size(r->m.entries[i].nchunks),
+                                   w);
     free(key);
     return st;
 }
@@ -154,7 +161,6 @@ static s3ckpt_status finish_object(push_run *r, size_t i, ck_writer **w, ck_dige
     ck_entry *e = &r->m.entries[i];
     uint64_t tlen = ck_trailer_size(e->nchunks);
     unsigned char *trailer = malloc(tlen);
-    ck_obj_info info;
     s3ckpt_status st;
 
     if (!trailer)
@@ -164,7 +170,7 @@ static s3ckpt_status finish_object(push_run *r, size_t i, ck_writer **w, ck_dige
     st = r->store->ops->write(*w, trailer, tlen);
     free(trailer);
     if (!st)
-        st = r->store->ops->commit(*w, &info);
+        st = r->store->ops->commit(*w, &r->infos[i]); /* the ETag arrives by sync() */
     else
         r->store->ops->abort(*w);
     *w = NULL;
@@ -172,8 +178,6 @@ static s3ckpt_status finish_object(push_run *r, size_t i, ck_writer **w, ck_dige
         return st;
     e->object_size += tlen;
     r->stats.transferred_bytes += tlen;
-    if (!(e->etag = strdup(info.etag)))
-        return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
     r->stats.files++;
     return S3CKPT_OK;
 }
@@ -389,7 +393,8 @@ static s3ckpt_status find_reusable(push_run *r)
                 ck_pool_release(r->pool, s);
                 break;
             }
-            if (k == 0 && ((st = open_source(r, i)) || (st = open_leftover(r, i, &readers[i])))) {
+            if (k == 0 && ((st = open_source(r, i)) ||
+                           (r->check_frames && (st = open_leftover(r, i, &readers[i]))))) {
                 ck_pool_release(r->pool, s);
                 break;
             }
@@ -414,8 +419,10 @@ static s3ckpt_status find_reusable(push_run *r)
             ck_pool_release(r->pool, s);
             break;
         }
+        /* a remote object's frames are not read back: its bytes were checked by the store
+         * on upload (wire checksum) and its chunk index was written with them */
         if (!ck_digest_equal(&s->digest, &cand[s->entry].chunks[s->chunk].digest) ||
-            s->frame_hash != cand[s->entry].chunks[s->chunk].frame_hash)
+            (r->check_frames && s->frame_hash != cand[s->entry].chunks[s->chunk].frame_hash))
             r->reused[s->entry] = -1; /* local file or stored frame differs: rewrite it */
         if (--left[s->entry] == 0) {
             if (r->reused[s->entry] == 1 && file_changed(r, s->entry))
@@ -510,7 +517,8 @@ static s3ckpt_status build_entries(push_run *r)
     r->m.entries = calloc(r->walk.n + 1, sizeof(*r->m.entries));
     r->fds = malloc((r->walk.n + 1) * sizeof(*r->fds));
     r->reused = calloc(r->walk.n + 1, sizeof(*r->reused));
-    if (!r->m.entries || !r->fds || !r->reused)
+    r->infos = calloc(r->walk.n + 1, sizeof(*r->infos));
+    if (!r->m.entries || !r->fds || !r->reused || !r->infos)
         return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
     for (i = 0; i < r->walk.n; i++) {
         const ck_walk_entry *w = &r->walk.entries[i];
@@ -607,6 +615,24 @@ static s3ckpt_status commit(push_run *r)
     size_t len;
     s3ckpt_status st;
 
+    size_t i;
+
+    /* every object is complete and durable first; their ETags are known from then on */
+    if ((st = r->store->ops->sync(r->store)))
+        return st;
+    for (i = 0; i < r->m.nentries; i++) {
+        ck_entry *e = &r->m.entries[i];
+
+        if (e->is_dir || r->reused[i])
+            continue;
+        if (r->infos[i].size != e->object_size)
+            return ck_err_set(&r->c->err, S3CKPT_EPROTOCOL,
+                              "push: the store holds %" PRIu64 " bytes for %s, %" PRIu64
+                              " were written; nothing was committed",
+                              r->infos[i].size, e->path, e->object_size);
+        if (!(e->etag = strdup(r->infos[i].etag)))
+            return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+    }
     ck_manifest_sum(&r->m);
     st = ck_manifest_validate(&r->m, why, sizeof(why));
     if (st)
@@ -625,16 +651,13 @@ static s3ckpt_status commit(push_run *r)
                           "push: the manifest would not read back (%s); nothing was committed",
                           st == S3CKPT_ECORRUPT && why[0] ? why : "entries lost in encoding");
     }
-    st = r->store->ops->sync(r->store);
-    if (!st) {
-        ck_manifest_key(key, sizeof(key), r->m.name);
-        st = r->store->ops->put(r->store, key, json, len, CK_PUT_IF_ABSENT, NULL, NULL);
-        if (st == S3CKPT_EEXISTS)
-            ck_err_set(&r->c->err, st,
-                       "push: checkpoint %s was committed by another push meanwhile; this one "
-                       "was not committed",
-                       r->m.name);
-    }
+    ck_manifest_key(key, sizeof(key), r->m.name);
+    st = r->store->ops->put(r->store, key, json, len, CK_PUT_IF_ABSENT, NULL, NULL);
+    if (st == S3CKPT_EEXISTS)
+        ck_err_set(&r->c->err, st,
+                   "push: checkpoint %s was committed by another push meanwhile; this one "
+                   "was not committed",
+                   r->m.name);
     free(json);
     return st;
 }
@@ -691,7 +714,7 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
     r.opts = opts;
     r.ctx.c = c;
     if ((st = ck_walk_run(&r.walk, path, &c->err)) || (st = set_header(&r, path, opts)) ||
-        (st = build_entries(&r)) || (st = ck_store_open(&r.store, store_url, 1, &c->err)) ||
+        (st = build_entries(&r)) || (st = ck_store_open(&r.store, store_url, 1, &c->remote, &c->err)) ||
         (st = check_not_nested(&r, path)) ||
         (st = r.store->ops->lock(r.store, r.m.name, &r.lock)) ||
         (st = prepare_name(&r, opts && opts->force)))
@@ -720,7 +743,8 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
     }
     ck_log(c, 1, "push %s -> %s/%s: %" PRIu64 " files, %" PRIu64 " bytes, %u workers, %zu slots",
            path, store_url, r.m.name, r.m.files, r.m.bytes, c->workers, ck_pool_slots(r.pool));
-    if ((st = r.store->ops->cleanup(r.store, r.prefix)) || (st = find_reusable(&r)))
+    r.check_frames = r.store->local_root != NULL;
+    if ((st = r.store->ops->prepare(r.store, r.prefix)) || (st = find_reusable(&r)))
         goto out;
     report(&r);
     if ((st = run_pipeline(&r)) || (st = commit(&r)))
@@ -740,6 +764,13 @@ out:
         r.stats.raw_bytes = r.m.bytes;
         r.stats.stored_bytes = r.m.stored_bytes;
         r.stats.seconds = ck_now() - t0;
+        ck_client_add_counters(r.store, &r.stats);
+        if (!r.check_frames) { /* what really went over the wire */
+            ck_store_counters k;
+
+            ck_store_counters_get(r.store, &k);
+            r.stats.transferred_bytes = k.bytes_uploaded;
+        }
         *opts->stats = r.stats;
     }
     ck_pool_free(r.pool);
@@ -751,6 +782,7 @@ out:
             close(r.fds[i]);
     free(r.fds);
     free(r.reused);
+    free(r.infos);
     if (r.store)
         r.store->ops->unlock(r.store, r.lock);
     ck_store_free(r.store);

@@ -58,6 +58,59 @@ S3CKPT_API const char *s3ckpt_strerror(s3ckpt_status st)
     return "unknown status";
 }
 
+static void remote_log(void *ud, int level, const char *line)
+{
+    ck_log(ud, level, "%s", line);
+}
+
+static int dup_opt(char **dst, const char *src)
+{
+    if (!src)
+        return 0;
+    *dst = strdup(src);
+    return *dst ? 0 : -1;
+}
+
+/* Version-2 options: S3 settings, checked and copied. */
+static s3ckpt_status remote_opts(s3ckpt_client *c, const s3ckpt_client_opts *o)
+{
+    if (o->addressing < 0 || o->addressing > 2 || o->wire_checksum < 0 || o->wire_checksum > 3 ||
+        o->concurrency > 256 || (o->part_size_bytes && (o->part_size_bytes < ((uint64_t)5 << 20) ||
+                                                        o->part_size_bytes > ((uint64_t)5 << 30))))
+        return S3CKPT_EINVAL;
+    if (dup_opt(&c->profile, o->profile) || dup_opt(&c->region, o->region) ||
+        dup_opt(&c->endpoint, o->endpoint) || dup_opt(&c->ca_bundle, o->ca_bundle))
+        return S3CKPT_ENOMEM;
+    c->remote.profile = c->profile;
+    c->remote.region = c->region;
+    c->remote.endpoint = c->endpoint;
+    c->remote.ca_bundle = c->ca_bundle;
+    c->remote.addressing = o->addressing;
+    c->remote.wire_checksum = o->wire_checksum;
+    c->remote.concurrency = o->concurrency;
+    c->remote.timeout_s = (long)o->timeout_s;
+    c->remote.part_size = o->part_size_bytes;
+    return S3CKPT_OK;
+}
+
+unsigned ck_client_io_workers(const s3ckpt_client *c, const ck_store *s)
+{
+    unsigned io = c->remote.concurrency ? c->remote.concurrency : 8;
+
+    return s->local_root || io <= c->workers ? c->workers : io;
+}
+
+void ck_client_add_counters(ck_store *s, s3ckpt_stats *stats)
+{
+    ck_store_counters k;
+
+    ck_store_counters_get(s, &k);
+    stats->requests += k.requests;
+    stats->retries += k.retries;
+    stats->parts_uploaded += k.parts_uploaded;
+    stats->parts_reused += k.parts_reused;
+}
+
 S3CKPT_API s3ckpt_status s3ckpt_client_new(s3ckpt_client **out, const s3ckpt_client_opts *opts)
 {
     s3ckpt_client *c;
@@ -84,6 +137,13 @@ S3CKPT_API s3ckpt_status s3ckpt_client_new(s3ckpt_client **out, const s3ckpt_cli
     c->log_userdata = opts ? opts->log_userdata : NULL;
     ck_err_init(&c->err);
     atomic_init(&c->cancel, 0);
+    if (opts && opts->version >= 2 && (remote_opts(c, opts) != S3CKPT_OK)) {
+        s3ckpt_client_free(c);
+        return S3CKPT_EINVAL;
+    }
+    c->remote.cancel = &c->cancel;
+    c->remote.log = remote_log;
+    c->remote.log_ud = c;
     *out = c;
     return S3CKPT_OK;
 }
@@ -93,6 +153,10 @@ S3CKPT_API void s3ckpt_client_free(s3ckpt_client *c)
     if (!c)
         return;
     ck_err_cleanup(&c->err);
+    free(c->profile);
+    free(c->region);
+    free(c->endpoint);
+    free(c->ca_bundle);
     free(c);
 }
 
@@ -129,7 +193,12 @@ void ck_log(s3ckpt_client *c, int level, const char *fmt, ...)
 
 size_t ck_client_slots(const s3ckpt_client *c, size_t slot_bytes)
 {
-    uint64_t n = c->max_memory / slot_bytes, most = 4 * (uint64_t)c->workers;
+    return ck_client_slots_for(c, slot_bytes, c->workers);
+}
+
+size_t ck_client_slots_for(const s3ckpt_client *c, size_t slot_bytes, unsigned workers)
+{
+    uint64_t n = c->max_memory / slot_bytes, most = 4 * (uint64_t)workers;
 
     if (n > most)
         n = most;

@@ -304,8 +304,10 @@ static void fs_close_read(ck_reader *r)
     free(r);
 }
 
-static s3ckpt_status fs_open_write(ck_store *s, const char *key, ck_writer **out)
+static s3ckpt_status fs_open_write(ck_store *s, const char *key, uint64_t size_hint,
+                                   ck_writer **out)
 {
+    (void)size_hint;
     file_store *fs = (file_store *)s;
     ck_writer *w = calloc(1, sizeof(*w));
     s3ckpt_status st = S3CKPT_OK;
@@ -513,7 +515,7 @@ static s3ckpt_status remove_stale(void *ud, const char *key, int is_prefix)
     return fs_remove(s, key);
 }
 
-static s3ckpt_status fs_cleanup(ck_store *s, const char *prefix)
+static s3ckpt_status fs_prepare(ck_store *s, const char *prefix)
 {
     return list_dir((file_store *)s, prefix, 0, remove_stale, s);
 }
@@ -601,6 +603,15 @@ static void fs_free(ck_store *s)
     free(fs);
 }
 
+/* Nothing of the file store is an upload to abort: temporary files of dead processes are
+ * removed, and fn is never called. */
+static s3ckpt_status fs_stale_uploads(ck_store *s, const char *prefix, ck_stale_fn *fn, void *ud)
+{
+    (void)fn;
+    (void)ud;
+    return fs_prepare(s, prefix);
+}
+
 static const ck_store_ops file_ops = {
     .get = fs_get,
     .put = fs_put,
@@ -615,7 +626,8 @@ static const ck_store_ops file_ops = {
     .list = fs_list,
     .remove = fs_remove,
     .remove_if_match = fs_remove_if_match,
-    .cleanup = fs_cleanup,
+    .prepare = fs_prepare,
+    .stale_uploads = fs_stale_uploads,
     .lock = fs_lock,
     .unlock = fs_unlock,
     .sync = fs_sync,

@@ -86,6 +86,10 @@ static s3ckpt_status parse_endpoint(ck_s3 *s, const char *endpoint, const char *
                           "endpoint \"%s\": expected http(s)://host[:port] with no user, query "
                           "or spaces",
                           endpoint);
+    /* libcurl leaves a scheme's default port out of Host: sign what it sends */
+    if ((strcmp(s->scheme ? s->scheme : "", "http") == 0 && n > 3 && !memcmp(p + n - 3, ":80", 3)) ||
+        (strcmp(s->scheme ? s->scheme : "", "https") == 0 && n > 4 && !memcmp(p + n - 4, ":443", 4)))
+        n -= strcmp(s->scheme, "http") == 0 ? 3 : 4;
     s->hostport = strndup(p, n);
     p = slash ? slash : "";
     n = strlen(p);
@@ -457,7 +461,7 @@ static s3ckpt_status sign_into(ck_s3 *s, s3_req *q, ck_buf *path, ck_buf *host, 
                                ck_buf *store)
 {
     ck_sigv4_header all[MAX_HDRS + 4];
-    char amz_date[17], auth[1024];
+    char amz_date[17], auth[CK_SIGV4_AUTH_MAX];
     const char *phash = q->payload_hash[0] ? q->payload_hash : "UNSIGNED-PAYLOAD";
     size_t n = 0, i;
     s3ckpt_status st;

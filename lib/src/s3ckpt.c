@@ -198,7 +198,10 @@ size_t ck_client_slots(const s3ckpt_client *c, size_t slot_bytes)
 
 size_t ck_client_slots_for(const s3ckpt_client *c, size_t slot_bytes, unsigned workers)
 {
-    uint64_t n = c->max_memory / slot_bytes, most = 4 * (uint64_t)workers;
+    /* CPU workers keep 4 jobs each in flight; I/O-bound pools (more workers than CPU workers)
+     * need little more than one slot per request in flight */
+    uint64_t n = c->max_memory / slot_bytes,
+             most = workers > c->workers ? (uint64_t)workers + c->workers : 4 * (uint64_t)workers;
 
     if (n > most)
         n = most;

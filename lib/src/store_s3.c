@@ -101,6 +101,7 @@ struct s3_store {
     char *prefix; /* inside the bucket: "" or "a/b/" */
     ck_s3_checksum sum_req; /* as asked for (AUTO: probed) */
     int probed, conditional;
+    int if_match_bare; /* the endpoint wants If-Match on PUT without quotes (RGW) */
     ck_s3_checksum sum;
     uint64_t min_part;
     /* senders */
@@ -200,6 +201,21 @@ static s3ckpt_status s3_head(ck_store *base, const char *key, ck_obj_info *info)
     return st;
 }
 
+/* Strips the quotes of an ETag into out. */
+static void etag_bare(const char *etag, char *out, size_t n)
+{
+    size_t len = strlen(etag);
+
+    if (len >= 2 && etag[0] == '"' && etag[len - 1] == '"') {
+        etag++;
+        len -= 2;
+    }
+    if (len >= n)
+        len = n - 1;
+    memcpy(out, etag, len);
+    out[len] = '\0';
+}
+
 static s3ckpt_status s3_put(ck_store *base, const char *key, const void *data, size_t len,
                             ck_put_mode mode, const char *if_match, ck_obj_info *info)
 {
@@ -226,9 +242,30 @@ static s3ckpt_status s3_put(ck_store *base, const char *key, const void *data, s
         if (!st)
             st = ck_s3_put_object(s->s3, fk, data, len, s->sum, NULL, NULL, &res, 0);
     } else {
+        char bare[CK_ETAG_MAX];
+        int use_bare;
+
+        pthread_mutex_lock(&s->lock);
+        use_bare = s->if_match_bare;
+        pthread_mutex_unlock(&s->lock);
+        if (mode == CK_PUT_IF_MATCH)
+            etag_bare(if_match, bare, sizeof(bare));
         st = ck_s3_put_object(s->s3, fk, data, len, s->sum,
                               mode == CK_PUT_IF_ABSENT ? "*" : NULL,
-                              mode == CK_PUT_IF_MATCH ? if_match : NULL, &res, CK_S3_QUIET_412);
+                              mode == CK_PUT_IF_MATCH ? (use_bare ? bare : if_match) : NULL, &res,
+                              CK_S3_QUIET_412);
+        if (st == S3CKPT_EEXISTS && mode == CK_PUT_IF_MATCH && !use_bare &&
+            ck_s3_head_object(s->s3, fk, &res, CK_S3_QUIET_404) == S3CKPT_OK &&
+            strcmp(res.etag, if_match) == 0) {
+            /* unchanged, yet refused: Ceph RGW compares a PUT's If-Match without the quotes */
+            st = ck_s3_put_object(s->s3, fk, data, len, s->sum, NULL, bare, &res,
+                                  CK_S3_QUIET_412);
+            if (!st) {
+                pthread_mutex_lock(&s->lock);
+                s->if_match_bare = 1;
+                pthread_mutex_unlock(&s->lock);
+            }
+        }
         if (st == S3CKPT_ENOTFOUND && mode == CK_PUT_IF_MATCH)
             st = S3CKPT_EEXISTS;
     }
@@ -441,21 +478,6 @@ static s3ckpt_status run_complete(s3_store *s, ck_writer *w, char etag[CK_S3_ETA
     if (!st)
         snprintf(etag, CK_S3_ETAG_MAX, "%s", res.etag);
     return st;
-}
-
-/* Strips the quotes of an ETag into out. */
-static void etag_bare(const char *etag, char *out, size_t n)
-{
-    size_t len = strlen(etag);
-
-    if (len >= 2 && etag[0] == '"' && etag[len - 1] == '"') {
-        etag++;
-        len -= 2;
-    }
-    if (len >= n)
-        len = n - 1;
-    memcpy(out, etag, len);
-    out[len] = '\0';
 }
 
 /* Sends one part (or finds it already there from an interrupted run). */
@@ -943,7 +965,7 @@ static s3ckpt_status s3_lock_name(ck_store *base, const char *name, void **handl
             for (nl = cur.data; (nl = strchr(nl, '\n'));)
                 *nl = ' ';
             st = ck_err_set(base->err, S3CKPT_EEXISTS,
-                            "checkpoint %s is being written by another push (lock %s%s: %s); "
+                            "checkpoint %s is being written by another push (lock %s/%s: %s); "
                             "if that push is dead, delete the lock object",
                             name, base->url, key, cur.data);
         } else if (st == S3CKPT_ENOTFOUND) { /* released meanwhile: try once more */
@@ -1086,6 +1108,13 @@ s3ckpt_status ck_store_s3_open(ck_store **out, const char *url, const char *buck
     sc.concurrency = rc->concurrency;
     sc.low_speed_time_s = rc->timeout_s;
     sc.clock_offset_s = rc->clock_offset_s;
+    {
+        /* test hook: pretend this machine's clock is off (clock-skew tests) */
+        const char *skew = getenv("S3CKPT_CLOCK_OFFSET_S");
+
+        if (skew && *skew)
+            sc.clock_offset_s = strtoll(skew, NULL, 10);
+    }
     sc.cancel = rc->cancel;
     sc.log = rc->log;
     sc.log_ud = rc->log_ud;

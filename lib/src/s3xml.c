@@ -237,10 +237,10 @@ static s3ckpt_status child(const xmlNode *parent, const char *name, const xmlNod
     return S3CKPT_OK;
 }
 
-enum { OPTIONAL = 0, REQUIRED = 1, NONEMPTY = 2 };
+enum { F_OPTIONAL = 0, F_REQUIRED = 1, F_NONEMPTY = 2 };
 
-/* Text of parent's child name into out[cap]. need: OPTIONAL (absent -> ""), REQUIRED (may be
- * empty) or NONEMPTY. */
+/* Text of parent's child name into out[cap]. need: F_OPTIONAL (absent -> ""), F_REQUIRED (may be
+ * empty) or F_NONEMPTY. */
 static s3ckpt_status field(const xmlNode *parent, const char *name, int need, int decode, char *out,
                            size_t cap)
 {
@@ -250,13 +250,13 @@ static s3ckpt_status field(const xmlNode *parent, const char *name, int need, in
     if (st)
         return st;
     if (!c) {
-        if (need != OPTIONAL || cap == 0)
+        if (need != F_OPTIONAL || cap == 0)
             return S3CKPT_EPROTOCOL;
         out[0] = '\0';
         return S3CKPT_OK;
     }
     st = text_get(c, decode, out, cap);
-    if (!st && need == NONEMPTY && out[0] == '\0')
+    if (!st && need == F_NONEMPTY && out[0] == '\0')
         st = S3CKPT_EPROTOCOL;
     return st;
 }
@@ -282,7 +282,7 @@ static s3ckpt_status parse_u64(const char *s, uint64_t *out)
 static s3ckpt_status u64_field(const xmlNode *parent, const char *name, uint64_t *out)
 {
     char text[24];
-    s3ckpt_status st = field(parent, name, REQUIRED, 0, text, sizeof(text));
+    s3ckpt_status st = field(parent, name, F_REQUIRED, 0, text, sizeof(text));
 
     return st ? st : parse_u64(text, out);
 }
@@ -305,7 +305,7 @@ static s3ckpt_status part_field(const xmlNode *parent, const char *name, unsigne
 static s3ckpt_status truncated_field(const xmlNode *root, int *out)
 {
     char text[8];
-    s3ckpt_status st = field(root, "IsTruncated", REQUIRED, 0, text, sizeof(text));
+    s3ckpt_status st = field(root, "IsTruncated", F_REQUIRED, 0, text, sizeof(text));
 
     if (st)
         return st;
@@ -383,7 +383,7 @@ s3ckpt_status ck_s3xml_initiate(const char *body, size_t len, char upload_id[CK_
     st = parse(body, len, "InitiateMultipartUploadResult", &doc, &root);
     if (st)
         return st;
-    st = field(root, "UploadId", NONEMPTY, 0, upload_id, CK_S3_UPLOADID_MAX);
+    st = field(root, "UploadId", F_NONEMPTY, 0, upload_id, CK_S3_UPLOADID_MAX);
     if (st)
         upload_id[0] = '\0';
     xmlFreeDoc(doc);
@@ -402,7 +402,7 @@ s3ckpt_status ck_s3xml_complete(const char *body, size_t len, char etag[CK_S3_ET
     st = parse(body, len, "CompleteMultipartUploadResult", &doc, &root);
     if (st)
         return st;
-    st = field(root, "ETag", NONEMPTY, 0, etag, CK_S3_ETAG_MAX);
+    st = field(root, "ETag", F_NONEMPTY, 0, etag, CK_S3_ETAG_MAX);
     if (st)
         etag[0] = '\0';
     xmlFreeDoc(doc);
@@ -425,11 +425,11 @@ static s3ckpt_status objects_walk(const xmlNode *root, int url, ck_s3xml_obj_fn 
 
     for (c = root->children; c && !st; c = c->next) {
         if (is_elem(c, "Contents")) {
-            st = field(c, "Key", NONEMPTY, url, e.key, sizeof(e.key));
+            st = field(c, "Key", F_NONEMPTY, url, e.key, sizeof(e.key));
             if (!st)
                 st = u64_field(c, "Size", &e.size);
             if (!st)
-                st = field(c, "ETag", OPTIONAL, 0, e.etag, sizeof(e.etag));
+                st = field(c, "ETag", F_OPTIONAL, 0, e.etag, sizeof(e.etag));
             if (!st && fn)
                 st = fn(ud, e.key, 0, e.size, e.etag);
         } else if (is_elem(c, "CommonPrefixes")) {
@@ -466,7 +466,7 @@ s3ckpt_status ck_s3xml_list_objects(const char *body, size_t len, ck_s3xml_obj_f
     if (!st)
         st = truncated_field(root, &trunc);
     if (!st && trunc)
-        st = field(root, "NextContinuationToken", NONEMPTY, 0, next_token, next_token_len);
+        st = field(root, "NextContinuationToken", F_NONEMPTY, 0, next_token, next_token_len);
     if (!st)
         st = objects_walk(root, url, NULL, NULL);
     if (!st) {
@@ -494,11 +494,11 @@ static s3ckpt_status uploads_walk(const xmlNode *root, int url, ck_s3xml_upload_
     for (c = root->children; c && !st; c = c->next) {
         if (!is_elem(c, "Upload"))
             continue;
-        st = field(c, "Key", NONEMPTY, url, e->key, sizeof(e->key));
+        st = field(c, "Key", F_NONEMPTY, url, e->key, sizeof(e->key));
         if (!st)
-            st = field(c, "UploadId", NONEMPTY, 0, e->upload_id, sizeof(e->upload_id));
+            st = field(c, "UploadId", F_NONEMPTY, 0, e->upload_id, sizeof(e->upload_id));
         if (!st)
-            st = field(c, "Initiated", NONEMPTY, 0, e->initiated, sizeof(e->initiated));
+            st = field(c, "Initiated", F_NONEMPTY, 0, e->initiated, sizeof(e->initiated));
         if (!st && fn)
             st = fn(ud, e->key, e->upload_id, e->initiated);
     }
@@ -526,9 +526,9 @@ s3ckpt_status ck_s3xml_list_uploads(const char *body, size_t len, ck_s3xml_uploa
     if (!st)
         st = truncated_field(root, &trunc);
     if (!st && trunc)
-        st = field(root, "NextKeyMarker", NONEMPTY, url, next_key_marker, nkm_len);
+        st = field(root, "NextKeyMarker", F_NONEMPTY, url, next_key_marker, nkm_len);
     if (!st && trunc)
-        st = field(root, "NextUploadIdMarker", OPTIONAL, 0, next_upload_id_marker, nuim_len);
+        st = field(root, "NextUploadIdMarker", F_OPTIONAL, 0, next_upload_id_marker, nuim_len);
     if (!st)
         st = uploads_walk(root, url, NULL, NULL);
     if (!st) {
@@ -557,7 +557,7 @@ static s3ckpt_status parts_walk(const xmlNode *root, ck_s3xml_part_fn *fn, void 
         if (!st)
             st = u64_field(c, "Size", &size);
         if (!st)
-            st = field(c, "ETag", NONEMPTY, 0, etag, sizeof(etag));
+            st = field(c, "ETag", F_NONEMPTY, 0, etag, sizeof(etag));
         if (!st && fn)
             st = fn(ud, number, size, etag);
     }
@@ -608,9 +608,9 @@ static s3ckpt_status delete_walk(const xmlNode *root, int url, ck_s3xml_delete_e
     for (c = root->children; c && !st; c = c->next) {
         if (!is_elem(c, "Error"))
             continue;
-        st = field(c, "Key", NONEMPTY, url, e.key, sizeof(e.key));
+        st = field(c, "Key", F_NONEMPTY, url, e.key, sizeof(e.key));
         if (!st)
-            st = field(c, "Code", NONEMPTY, 0, e.code, sizeof(e.code));
+            st = field(c, "Code", F_NONEMPTY, 0, e.code, sizeof(e.code));
         if (!st)
             st = child(c, "Message", &m);
         if (st)

@@ -662,6 +662,10 @@ Test(s3xml, list_objects_reads_xml_escapes_cdata_and_char_refs_in_keys)
     cr_assert_str_eq(key, "x<y>&z");
     cr_assert_eq(parse_one_key("", "&#x41;&#66;\xc3\xa9", key), S3CKPT_OK);
     cr_assert_str_eq(key, "AB\xc3\xa9");
+    cr_assert_eq(parse_one_key("", " a\xc2\xa0 ", key), S3CKPT_OK);
+    cr_assert_str_eq(key, " a\xc2\xa0 ", "spaces in keys are kept");
+    cr_assert_eq(parse_one_key("", "   ", key), S3CKPT_OK);
+    cr_assert_str_eq(key, "   ", "a key of blanks is a key");
     cr_assert_eq(parse_one_key("", "a<!-- c -->b", key), S3CKPT_OK);
     cr_assert_str_eq(key, "ab");
     cr_assert_eq(parse_one_key("", "a<b>c</b>", key), S3CKPT_EPROTOCOL, "element inside a key");

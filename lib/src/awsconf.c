@@ -435,13 +435,13 @@ static s3ckpt_status view_err(ck_err *err, const view *w, unsigned line, const c
 /* "config file /x [profile p]" */
 static void view_src(const view *w, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s %s %s", w->file->what, w->file->path, w->label);
+    snprintf(out, cap, "%s %.200s %.60s", w->file->what, w->file->path, w->label);
 }
 
 /* "config file /x [profile p] line 3" */
 static void val_src(const view *w, const val *v, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s %s %s line %u", w->file->what, w->file->path, w->label, v->line);
+    snprintf(out, cap, "%s %.180s %.60s line %u", w->file->what, w->file->path, w->label, v->line);
 }
 
 /* The profile's setting k, botocore's full_config: the credentials file's section overrides the

@@ -1095,8 +1095,14 @@ s3ckpt_status ck_s3_probe(ck_s3 *s, const char *probe_key, ck_s3_checksum *sum_o
             st = ck_http_run(s->http, &q.http);
             token_give(s, 2);
         }
-        if (!st && q.http.status == 400)
-            sum = CK_S3_SUM_CRC32C; /* BadDigest / InvalidRequest: it checks the value */
+        if (!st && q.http.status == 400 && q.http.resp.len) {
+            ck_s3_error pe;
+
+            memset(&pe, 0, sizeof(pe));
+            if (ck_s3xml_error(q.http.resp.data, q.http.resp.len, &pe) == 0 &&
+                is_code(&pe, "BadDigest"))
+                sum = CK_S3_SUM_CRC32C; /* it checks the value: confirm a right one passes */
+        }
         ck_buf_cleanup(&url);
         ck_buf_cleanup(&path);
         ck_buf_cleanup(&host);
@@ -1104,6 +1110,10 @@ s3ckpt_status ck_s3_probe(ck_s3 *s, const char *probe_key, ck_s3_checksum *sum_o
     }
     req_cleanup(&q);
     st = S3CKPT_OK;
+    if (sum == CK_S3_SUM_CRC32C &&
+        ck_s3_put_object(s, probe_key, body, sizeof(body) - 1, CK_S3_SUM_CRC32C, NULL, NULL, &res,
+                         0))
+        goto out; /* (recorded) */
 out:
     ck_s3_delete_object(s, probe_key);
     if (st)

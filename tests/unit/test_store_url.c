@@ -97,17 +97,69 @@ static void open_fails(const char *url, s3ckpt_status want, const char *needle)
     ck_err e;
 
     ck_err_init(&e);
-    cr_assert_eq(ck_store_open(&s, url, 0, &e), want, "%s", url);
+    cr_assert_eq(ck_store_open(&s, url, 0, NULL, &e), want, "%s", url);
     cr_assert_null(s);
     cr_assert_eq(ck_err_status(&e), want);
     cr_assert_not_null(strstr(e.msg, needle), "\"%s\" lacks \"%s\"", e.msg, needle);
     ck_err_cleanup(&e);
 }
 
-Test(store_url, s3_url_is_a_config_error_until_the_backend_exists)
+Test(store_url, bad_s3_urls_are_config_errors_naming_the_url)
 {
-    open_fails("s3://bucket/prefix", S3CKPT_ECONFIG, "s3://bucket/prefix");
-    open_fails("s3://bucket/prefix", S3CKPT_ECONFIG, "file:///");
+    open_fails("s3://", S3CKPT_ECONFIG, "3 to 63");
+    open_fails("s3://ab/x", S3CKPT_ECONFIG, "s3://ab/x");
+    open_fails("s3://bucket//x", S3CKPT_ECONFIG, "empty parts");
+    open_fails("s3://buc ket/x", S3CKPT_ECONFIG, "bucket name");
+    open_fails("http://bucket/x", S3CKPT_ECONFIG, "s3://bucket/prefix");
+}
+
+static void s3_parses(const char *url, const char *bucket, const char *prefix)
+{
+    char b[64], p[256], why[120];
+
+    cr_assert_eq(ck_store_s3_parse(url, b, sizeof(b), p, sizeof(p), why, sizeof(why)), 0,
+                 "%s: %s", url, why);
+    cr_assert_str_eq(b, bucket, "%s", url);
+    cr_assert_str_eq(p, prefix, "%s", url);
+}
+
+Test(store_url, s3_url_splits_into_bucket_and_slash_terminated_prefix)
+{
+    s3_parses("s3://bucket", "bucket", "");
+    s3_parses("s3://bucket/", "bucket", "");
+    s3_parses("s3://bucket/run-42", "bucket", "run-42/");
+    s3_parses("s3://bucket/a/b/c/", "bucket", "a/b/c/");
+    s3_parses("s3://my.bucket-1/x y", "my.bucket-1", "x y/");
+}
+
+Test(store_url, s3_url_refuses_control_characters_and_overlong_buckets)
+{
+    char b[64], p[256], why[120];
+
+    cr_assert_neq(ck_store_s3_parse("s3://bucket/a\nb", b, sizeof(b), p, sizeof(p), why,
+                                    sizeof(why)),
+                  0);
+    cr_assert_neq(ck_store_s3_parse("s3://"
+                                    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/x",
+                                    b, sizeof(b), p, sizeof(p), why, sizeof(why)),
+                  0);
+    cr_assert_neq(ck_store_s3_parse("s3:///x", b, sizeof(b), p, sizeof(p), why, sizeof(why)), 0);
+}
+
+Test(store_url, s3_store_opens_without_network_and_names_no_local_root)
+{
+    ck_store *s = NULL;
+    ck_err e;
+
+    ck_err_init(&e);
+    /* nothing is sent until the first request: an unreachable endpoint is fine here */
+    setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1", 1);
+    setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+    cr_assert_eq(ck_store_open(&s, "s3://bucket/p", 0, NULL, &e), S3CKPT_OK, "%s", e.msg);
+    cr_assert_null(s->local_root);
+    ck_store_free(s);
+    ck_err_cleanup(&e);
 }
 
 Test(store_url, http_url_is_a_config_error_naming_the_accepted_forms)
@@ -140,7 +192,7 @@ static void store_setup(void)
     snprintf(url, sizeof(url), "file://%s", root);
     ck_err_init(&err);
     st = NULL;
-    cr_assert_eq(ck_store_open(&st, url, 0, &err), S3CKPT_OK, "%s", err.msg);
+    cr_assert_eq(ck_store_open(&st, url, 0, NULL, &err), S3CKPT_OK, "%s", err.msg);
 }
 
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
@@ -194,7 +246,7 @@ Test(file_store, open_missing_root_without_create_is_not_found)
 
     ck_err_init(&e);
     snprintf(u, sizeof(u), "file://%s/missing", root);
-    cr_assert_eq(ck_store_open(&s, u, 0, &e), S3CKPT_ENOTFOUND);
+    cr_assert_eq(ck_store_open(&s, u, 0, NULL, &e), S3CKPT_ENOTFOUND);
     cr_assert_null(s);
     cr_assert_not_null(strstr(e.msg, "no such directory"), "%s", e.msg);
     ck_err_cleanup(&e);
@@ -208,7 +260,7 @@ Test(file_store, open_with_create_makes_the_root)
 
     ck_err_init(&e);
     snprintf(u, sizeof(u), "file://%s/new/deeper%%20dir", root);
-    cr_assert_eq(ck_store_open(&s, u, 1, &e), S3CKPT_OK, "%s", e.msg);
+    cr_assert_eq(ck_store_open(&s, u, 1, NULL, &e), S3CKPT_OK, "%s", e.msg);
     cr_assert_not_null(s);
     cr_assert(exists("new/deeper dir"));
     ck_store_free(s);
@@ -580,7 +632,7 @@ Test(file_store, writer_object_is_invisible_until_commit)
     ck_obj_info info;
     ck_buf b;
 
-    cr_assert_eq(st->ops->open_write(st, "ck/data/big", &w), S3CKPT_OK, "%s", err.msg);
+    cr_assert_eq(st->ops->open_write(st, "ck/data/big", 0, &w), S3CKPT_OK, "%s", err.msg);
     cr_assert_eq(st->ops->write(w, "part1-", 6), S3CKPT_OK);
     cr_assert_eq(st->ops->write(w, "part2", 5), S3CKPT_OK);
     ck_buf_init(&b, 100);
@@ -596,7 +648,7 @@ Test(file_store, aborted_writer_leaves_nothing)
     ck_writer *w = NULL;
     listing l = {0};
 
-    cr_assert_eq(st->ops->open_write(st, "ck/data/big", &w), S3CKPT_OK, "%s", err.msg);
+    cr_assert_eq(st->ops->open_write(st, "ck/data/big", 0, &w), S3CKPT_OK, "%s", err.msg);
     cr_assert_eq(st->ops->write(w, "xyz", 3), S3CKPT_OK);
     st->ops->abort(w);
     st->ops->abort(NULL);

@@ -407,6 +407,43 @@ Test(s3, utf8_space_and_reserved_character_names_round_trip)
     cr_assert(key_exists("names/ck/data/dir with spaces/file with spaces.bin"));
 }
 
+/* Keys are the prefix's and the paths' bytes, never percent-decoded: "%41" stays "%41". The
+ * listings (ls, cleanup) and batch deletes (rm) must encode them as well as single requests. */
+Test(s3, prefix_with_spaces_utf8_and_reserved_characters_works_for_every_command)
+{
+    static const char *const prefix = "my ckpts/\xc3\xbcn\xc3\xaf+x=y&z~%41";
+    char url[PATH_MAX], p[PATH_MAX], *xml;
+    th_run r;
+
+    s3_begin("odd-prefix");
+    TH_PATH(p, "%s/a&b <c>", SRC);
+    TH_ASSERT_OK(th_mkdirs(p, 0755));
+    TH_PATH(p, "%s/a&b <c>/d&e\".bin", SRC);
+    TH_ASSERT_OK(th_write_random(p, 3000, 44));
+    TH_PATH(p, "%s/plain.bin", SRC);
+    TH_ASSERT_OK(th_write_random(p, 3000, 45));
+    s3_url(url, sizeof(url), prefix);
+    S3CK_EXPECT(0, "push", SRC, url, "--step", "1");
+    S3CK_EXPECT(0, "push", SRC, url, "--step", "2");
+    S3CK_EXPECT(0, "pull", url, DEST);
+    TH_ASSERT_TREES_EQUAL(SRC, DEST);
+    xml = list_keys();
+    cr_assert(strstr(xml, "<Key>my ckpts/\xc3\xbcn\xc3\xaf+x=y&amp;z~%41/latest</Key>"),
+              "keys are not the prefix's bytes:\n%s", xml);
+    free(xml);
+    s3ck(&r, "ls", url, "--json", NULL);
+    TH_ASSERT_EXIT(r, 0);
+    cr_assert_eq(th_json_array_len(r.out), 2, "%s", r.out);
+    th_run_free(&r);
+    S3CK_EXPECT(0, "verify", url, "--deep");
+    S3CK_EXPECT(0, "cleanup", url, "--older-than", "0");
+    S3CK_EXPECT(0, "rm", url, "--name", "step-00000001");
+    S3CK_EXPECT(0, "rm", url, "--name", "step-00000002", "--force");
+    xml = list_keys();
+    cr_assert_eq(count_str(xml, "<Key>"), 0, "rm left objects:\n%s", xml);
+    free(xml);
+}
+
 Test(s3, single_file_push_round_trips)
 {
     char url[PATH_MAX], f[PATH_MAX], got[PATH_MAX];

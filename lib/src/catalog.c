@@ -438,6 +438,16 @@ static s3ckpt_status remove_key(void *ud, const char *key, int is_prefix)
     return r->s->ops->remove(r->s, key);
 }
 
+static int abort_every(void *ud, const char *key, const char *initiated)
+{
+    uint64_t *n = ud;
+
+    (void)key;
+    (void)initiated;
+    ++*n;
+    return 1;
+}
+
 /* Runs with the name's lock held. `latest` is read only now: only a push of `name` can move
  * it to `name`, and that push would hold the lock. */
 static s3ckpt_status remove_locked(s3ckpt_client *c, ck_store *s, const char *name, int force)
@@ -480,6 +490,9 @@ static s3ckpt_status remove_locked(s3ckpt_client *c, ck_store *s, const char *na
         return st;
     snprintf(prefix, sizeof(prefix), "%s/", name);
     st = s->ops->list(s, prefix, 0, remove_key, &r);
+    /* and the incomplete uploads an interrupted push of it left (we hold its lock) */
+    if (!st)
+        st = s->ops->stale_uploads(s, prefix, abort_every, &r.removed);
     if (!st && !has_manifest && r.removed == 0)
         return ck_err_set(&c->err, S3CKPT_ENOTFOUND, "rm: no checkpoint named %s in %s", name,
                           s->url);

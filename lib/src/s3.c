@@ -679,8 +679,14 @@ s3ckpt_status ck_s3_get_range(ck_s3 *s, const char *key, const char *if_match, u
     q.dst = dst;
     q.dst_cap = n;
     q.quiet = CK_S3_QUIET_412;
+    q.quiet |= CK_S3_QUIET_404;
     st = do_request(s, &q, res);
-    if (st == S3CKPT_EEXISTS) {
+    if (st == S3CKPT_ENOTFOUND && strcmp(res->err.code, "NoSuchBucket")) {
+        st = ck_err_set(s->err, S3CKPT_ECORRUPT,
+                        "GetObject s3://%s/%s: the object is missing (%s%s%s)", s->bucket, key,
+                        res->err.code[0] ? res->err.code : "HTTP 404",
+                        res->err.request_id[0] ? ", request id " : "", res->err.request_id);
+    } else if (st == S3CKPT_EEXISTS) {
         st = ck_err_set(s->err, S3CKPT_ECORRUPT,
                         "GetObject s3://%s/%s: the object changed after the manifest was "
                         "written (ETag is no longer %s)",
@@ -1118,8 +1124,9 @@ out:
     ck_s3_delete_object(s, probe_key);
     if (st)
         return st;
-    logf_(s, 1, "endpoint %s://%s: conditional writes %s, wire checksum %s", s->scheme,
-          s->hostport, cond ? "supported" : "NOT supported", sum == CK_S3_SUM_CRC32C ? "crc32c" : "md5");
+    logf_(s, 1, "endpoint %s://%s: conditional writes %s; x-amz-checksum-crc32c %s", s->scheme,
+          s->hostport, cond ? "honoured" : "NOT honoured (HEAD checks instead)",
+          sum == CK_S3_SUM_CRC32C ? "verified" : "not verified (Content-MD5 instead)");
     pthread_mutex_lock(&s->lock);
     s->probed = 1;
     s->probe_sum = (int)sum;

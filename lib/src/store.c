@@ -63,6 +63,10 @@ int ck_store_s3_parse(const char *url, char *bucket, size_t bucket_len, char *pr
             return -1;
         }
     }
+    if (p[0] == '-' || p[0] == '.' || p[n - 1] == '-' || p[n - 1] == '.') {
+        snprintf(why, why_len, "a bucket name starts and ends with a letter or digit");
+        return -1;
+    }
     memcpy(bucket, p, n);
     bucket[n] = '\0';
     p = slash ? slash + 1 : "";

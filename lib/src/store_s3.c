@@ -102,6 +102,8 @@ struct s3_store {
     ck_s3_checksum sum_req; /* as asked for (AUTO: probed) */
     int probed, conditional;
     int if_match_bare; /* the endpoint wants If-Match on PUT without quotes (RGW) */
+    void (*log)(void *ud, int level, const char *line);
+    void *log_ud;
     ck_s3_checksum sum;
     uint64_t min_part;
     /* senders */
@@ -161,6 +163,11 @@ static s3ckpt_status ensure_probed(s3_store *s)
     s->conditional = cond;
     s->sum = s->sum_req == CK_S3_SUM_AUTO ? sum : s->sum_req;
     pthread_mutex_unlock(&s->lock);
+    if (s->log) {
+        s->log(s->log_ud, 1, s->sum == CK_S3_SUM_CRC32C ? "wire checksum: crc32c" :
+                             s->sum == CK_S3_SUM_MD5    ? "wire checksum: md5 (Content-MD5)" :
+                                                          "wire checksum: off");
+    }
     return S3CKPT_OK;
 }
 
@@ -964,6 +971,8 @@ static s3ckpt_status s3_lock_name(ck_store *base, const char *name, void **handl
 
             for (nl = cur.data; (nl = strchr(nl, '\n'));)
                 *nl = ' ';
+            while (cur.len && cur.data[cur.len - 1] == ' ')
+                cur.data[--cur.len] = '\0';
             st = ck_err_set(base->err, S3CKPT_EEXISTS,
                             "checkpoint %s is being written by another push (lock %s/%s: %s); "
                             "if that push is dead, delete the lock object",
@@ -1130,6 +1139,14 @@ s3ckpt_status ck_store_s3_open(ck_store **out, const char *url, const char *buck
         rc->log(rc->log_ud, 1, line);
     }
     s->sum_req = (ck_s3_checksum)rc->wire_checksum;
+    s->log = rc->log;
+    s->log_ud = rc->log_ud;
+    if (ac->ca_bundle[0] && access(ac->ca_bundle, R_OK)) {
+        st = ck_err_set(err, S3CKPT_ECONFIG, "CA bundle %s (%s): %s", ac->ca_bundle,
+                        rc->ca_bundle ? "--ca-bundle" : "AWS_CA_BUNDLE or profile",
+                        strerror(errno));
+        goto fail;
+    }
     s->min_part = rc->part_size ? rc->part_size : (uint64_t)8 << 20;
     if (s->min_part < MIN_PART)
         s->min_part = MIN_PART;

@@ -70,7 +70,7 @@ static void reset_outputs(ck_http_req *r)
 {
     r->status = 0;
     r->transport = 0;
-    r->timed_out = r->connect_failed = 0;
+    r->timed_out = r->connect_failed = r->tls_failed = 0;
     r->transport_msg[0] = '\0';
     r->resp.len = 0;
     if (r->resp.data)
@@ -252,7 +252,9 @@ static int setup(ck_http *h, ck_http_req *r)
     if (!e || !x)
         goto fail;
     x->req = r;
+    pthread_mutex_lock(&h->lock);
     x->cancel = h->opts.cancel;
+    pthread_mutex_unlock(&h->lock);
     for (i = 0; i < r->nheaders; i++) {
         struct curl_slist *n = curl_slist_append(x->headers, r->headers[i]);
 
@@ -330,12 +332,17 @@ static void finish(ck_http *h, CURL *e, CURLcode rc)
         r->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
         r->connect_failed = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
                             rc == CURLE_COULDNT_RESOLVE_PROXY;
+        r->tls_failed = rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+                        rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CONNECT_ERROR ||
+                        rc == CURLE_SSL_CRL_BADFILE || rc == CURLE_SSL_ISSUER_ERROR;
         copy_value(r->transport_msg, sizeof(r->transport_msg),
                    x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc),
                    strlen(x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc)));
     }
     curl_slist_free_all(x->headers);
     free(x);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, NULL);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, NULL);
     put_easy(h, e);
     pthread_mutex_lock(&h->lock);
     r->easy = NULL;
@@ -457,6 +464,13 @@ void ck_http_free(ck_http *h)
     free(h);
 }
 
+void ck_http_ignore_cancel(ck_http *h)
+{
+    pthread_mutex_lock(&h->lock);
+    h->opts.cancel = NULL;
+    pthread_mutex_unlock(&h->lock);
+}
+
 s3ckpt_status ck_http_run(ck_http *h, ck_http_req *r)
 {
     reset_outputs(r);
@@ -469,7 +483,7 @@ s3ckpt_status ck_http_run(ck_http *h, ck_http_req *r)
     while (!r->done)
         pthread_cond_wait(&h->done_cond, &h->lock);
     pthread_mutex_unlock(&h->lock);
-    if (r->transport == CURLE_ABORTED_BY_CALLBACK && h->opts.cancel && atomic_load(h->opts.cancel))
-        return S3CKPT_ECANCELED;
+    if (r->transport == CURLE_ABORTED_BY_CALLBACK)
+        return S3CKPT_ECANCELED; /* only the cancel flag aborts from a callback */
     return S3CKPT_OK;
 }

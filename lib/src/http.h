@@ -42,6 +42,7 @@ typedef struct ck_http_req {
     int transport;      /* 0: a response arrived; else a libcurl error code */
     int timed_out;      /* transport failure was a timeout */
     int connect_failed; /* the connection could not be made */
+    int tls_failed;     /* TLS handshake or certificate verification failed */
     char transport_msg[256];
     ck_buf resp;
     size_t dst_len;
@@ -67,6 +68,8 @@ void ck_http_free(ck_http *h);
  * initialises r with ck_http_req_init and releases it with ck_http_req_cleanup. */
 s3ckpt_status ck_http_run(ck_http *h, ck_http_req *r);
 void ck_http_req_init(ck_http_req *r);
+/* Requests started from now on ignore the cancel flag. */
+void ck_http_ignore_cancel(ck_http *h);
 void ck_http_req_cleanup(ck_http_req *r);
 
 #endif

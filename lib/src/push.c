@@ -704,7 +704,7 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
                           const s3ckpt_push_opts *opts)
 {
     push_run r;
-    size_t slot_bytes, i;
+    size_t slot_bytes, nslots, i;
     s3ckpt_status st;
     double t0 = ck_now();
 
@@ -713,6 +713,9 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
     r.c = c;
     r.opts = opts;
     r.ctx.c = c;
+    /* a remote store's part buffers get half the memory bound, the chunk slots the rest */
+    c->remote.part_memory = c->max_memory / 2;
+    c->remote.max_write = ck_codec_bound((size_t)c->chunk_size);
     if ((st = ck_walk_run(&r.walk, path, &c->err)) || (st = set_header(&r, path, opts)) ||
         (st = build_entries(&r)) || (st = ck_store_open(&r.store, store_url, 1, &c->remote, &c->err)) ||
         (st = check_not_nested(&r, path)) ||
@@ -735,7 +738,10 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
     slot_bytes = (size_t)c->chunk_size + ck_codec_bound((size_t)c->chunk_size);
     if ((st = ck_client_check_memory(c, "push", c->chunk_size, slot_bytes)))
         goto out;
-    st = ck_pool_new(&r.pool, c->workers, ck_client_slots(c, slot_bytes), (size_t)c->chunk_size,
+    nslots = ck_client_slots(c, slot_bytes);
+    if (!r.store->local_root && nslots > 2 && nslots * slot_bytes > c->max_memory / 2)
+        nslots = c->max_memory / 2 / slot_bytes > 2 ? c->max_memory / 2 / slot_bytes : 2;
+    st = ck_pool_new(&r.pool, c->workers, nslots, (size_t)c->chunk_size,
                      ck_codec_bound((size_t)c->chunk_size), push_job, &r.ctx);
     if (st) {
         ck_err_set(&c->err, st, "out of memory allocating %zu-byte chunk buffers", slot_bytes);
@@ -774,6 +780,10 @@ out:
         *opts->stats = r.stats;
     }
     ck_pool_free(r.pool);
+    /* a failed push: background uploads stop before the name is unlocked and before the
+     * results they would write (r.infos) go away */
+    if (st && r.store && r.store->ops->discard)
+        r.store->ops->discard(r.store);
     for (i = 0; r.ctx.codecs && i < c->workers; i++)
         ck_codec_free(r.ctx.codecs[i]);
     free(r.ctx.codecs);
@@ -782,10 +792,10 @@ out:
             close(r.fds[i]);
     free(r.fds);
     free(r.reused);
-    free(r.infos);
     if (r.store)
         r.store->ops->unlock(r.store, r.lock);
     ck_store_free(r.store);
+    free(r.infos);
     ck_manifest_cleanup(&r.m);
     ck_walk_cleanup(&r.walk);
     return st;

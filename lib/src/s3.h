@@ -55,12 +55,19 @@ s3ckpt_status ck_s3_new(ck_s3 **out, const ck_s3_config *cfg, ck_err *err);
 void ck_s3_free(ck_s3 *s);
 void ck_s3_counters_get(ck_s3 *s, ck_s3_counters *out);
 unsigned ck_s3_concurrency(const ck_s3 *s);
+/* From now on requests run to completion whatever the cancel flag says (cleanup after a
+ * canceled operation, e.g. deleting the name lock). */
+void ck_s3_ignore_cancel(ck_s3 *s);
 /* "s3://bucket/key" style label for messages. */
 const char *ck_s3_bucket(const ck_s3 *s);
 
 /* Result of one request: what the store said. */
+#define CK_S3_SUM_MAX 32 /* base64 of a checksum, NUL-terminated */
+
 typedef struct ck_s3_result {
     long status;
+    unsigned attempts; /* requests sent, retries included */
+    char crc32c[16];   /* UploadPart: the base64 CRC32C sent, "" when none */
     char etag[CK_S3_ETAG_MAX];
     uint64_t size; /* Content-Length of a HEAD, or object size from Content-Range */
     ck_s3_error err;
@@ -83,7 +90,9 @@ s3ckpt_status ck_s3_put_object(ck_s3 *s, const char *key, const void *body, size
                                ck_s3_checksum sum, const char *if_none_match,
                                const char *if_match, ck_s3_result *res, int quiet);
 s3ckpt_status ck_s3_delete_object(ck_s3 *s, const char *key);
-s3ckpt_status ck_s3_create_upload(ck_s3 *s, const char *key, char upload_id[CK_S3_UPLOADID_MAX]);
+/* sum CRC32C announces x-amz-checksum-algorithm: its parts must then carry CRC32C. */
+s3ckpt_status ck_s3_create_upload(ck_s3 *s, const char *key, ck_s3_checksum sum,
+                                  char upload_id[CK_S3_UPLOADID_MAX]);
 /* md5_hex (optional out, 33 bytes) receives the MD5 of the body when it was computed. */
 s3ckpt_status ck_s3_upload_part(ck_s3 *s, const char *key, const char *upload_id, unsigned part,
                                 const void *body, size_t len, ck_s3_checksum sum,

@@ -747,7 +747,8 @@ s3ckpt_status ck_s3xml_complete_body(ck_buf *out, const ck_s3_part *parts, size_
         const ck_s3_part *p = &parts[i];
 
         if (p->number <= prev || p->number > CK_S3_PART_MAX ||
-            !memchr(p->etag, '\0', sizeof(p->etag)) || !p->etag[0] || !xml_text_ok(p->etag))
+            !memchr(p->etag, '\0', sizeof(p->etag)) || !p->etag[0] || !xml_text_ok(p->etag) ||
+            !memchr(p->crc32c, '\0', sizeof(p->crc32c)) || !xml_text_ok(p->crc32c))
             return S3CKPT_EINVAL;
         prev = p->number;
     }
@@ -758,7 +759,16 @@ s3ckpt_status ck_s3xml_complete_body(ck_buf *out, const ck_s3_part *parts, size_
         if (!st)
             st = append_escaped(out, parts[i].etag);
         if (!st)
-            st = append_str(out, "</ETag></Part>");
+            st = append_str(out, "</ETag>");
+        if (!st && parts[i].crc32c[0]) {
+            st = append_str(out, "<ChecksumCRC32C>");
+            if (!st)
+                st = append_escaped(out, parts[i].crc32c);
+            if (!st)
+                st = append_str(out, "</ChecksumCRC32C>");
+        }
+        if (!st)
+            st = append_str(out, "</Part>");
     }
     if (!st)
         st = append_str(out, "</CompleteMultipartUpload>");

@@ -88,6 +88,7 @@ s3ckpt_status ck_s3xml_delete_result(const char *body, size_t len, ck_s3xml_dele
 typedef struct ck_s3_part {
     unsigned number;
     char etag[CK_S3_ETAG_MAX];
+    char crc32c[16]; /* base64 CRC32C sent with the part, "" when none (then not listed) */
 } ck_s3_part;
 /* CompleteMultipartUpload: 1..10000 parts, numbers 1..10000 strictly ascending (S3 refuses any
  * other order), non-empty ETags; EINVAL otherwise. */

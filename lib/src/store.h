@@ -50,7 +50,8 @@ typedef struct ck_remote_cfg {
     unsigned concurrency;
     long timeout_s;
     uint64_t part_size;
-    unsigned max_part_buffers;
+    uint64_t part_memory; /* bound on upload part buffers (0: one per request in flight) */
+    uint64_t max_write;   /* largest single write() (a compressed chunk) */
     int64_t clock_offset_s;
     const atomic_int *cancel;
     void (*log)(void *ud, int level, const char *line);
@@ -94,6 +95,9 @@ typedef struct ck_store_ops {
     void (*unlock)(ck_store *s, void *handle);
     /* Makes every committed object durable before a commit point is written. */
     s3ckpt_status (*sync)(ck_store *s);
+    /* After a failure: drops queued background work and waits for what is running, so nothing
+     * handed to commit() is used afterwards. NULL: nothing runs in the background. */
+    void (*discard)(ck_store *s);
     void (*counters)(ck_store *s, ck_store_counters *out); /* NULL: nothing to count */
     void (*free)(ck_store *s);
 } ck_store_ops;

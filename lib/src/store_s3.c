@@ -153,9 +153,17 @@ static s3ckpt_status ensure_probed(s3_store *s)
         return S3CKPT_OK;
     }
     pthread_mutex_unlock(&s->lock);
-    WITH_KEY(s, PROBE_KEY, key);
-    st = ck_s3_probe(s->s3, key, &sum, &cond);
-    free(key);
+    {
+        /* one scratch key per run: concurrent pushes must not see each other's probe */
+        char pk[96];
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        snprintf(pk, sizeof(pk), PROBE_KEY "-%ld-%ld", (long)getpid(), (long)ts.tv_nsec);
+        WITH_KEY(s, pk, key);
+        st = ck_s3_probe(s->s3, key, &sum, &cond);
+        free(key);
+    }
     if (st)
         return st;
     pthread_mutex_lock(&s->lock);
@@ -223,6 +231,20 @@ static void etag_bare(const char *etag, char *out, size_t n)
     out[len] = '\0';
 }
 
+/* 1 when key holds exactly data (res gets its ETag). */
+static int same_content(s3_store *s, const char *fk, const void *data, size_t len,
+                        ck_s3_result *res)
+{
+    ck_buf cur;
+    int same;
+
+    ck_buf_init(&cur, len + 1);
+    same = ck_s3_get_object(s->s3, fk, len, &cur, res, CK_S3_QUIET_404) == S3CKPT_OK &&
+           cur.len == len && memcmp(cur.data, data, len) == 0;
+    ck_buf_cleanup(&cur);
+    return same;
+}
+
 static s3ckpt_status s3_put(ck_store *base, const char *key, const void *data, size_t len,
                             ck_put_mode mode, const char *if_match, ck_obj_info *info)
 {
@@ -275,6 +297,8 @@ static s3ckpt_status s3_put(ck_store *base, const char *key, const void *data, s
         }
         if (st == S3CKPT_ENOTFOUND && mode == CK_PUT_IF_MATCH)
             st = S3CKPT_EEXISTS;
+        if (st == S3CKPT_EEXISTS && res.attempts > 1 && same_content(s, fk, data, len, &res))
+            st = S3CKPT_OK; /* our first attempt got through; its answer was lost */
     }
     free(fk);
     if (!st && info) {
@@ -420,11 +444,14 @@ static s3ckpt_status buf_take(s3_store *s, size_t cap, part_buf **out)
     *out = b;
     return S3CKPT_OK;
 nomem:
+    pthread_mutex_lock(&s->lock);
     if (b) {
-        pthread_mutex_lock(&s->lock);
         buf_give(s, b);
-        pthread_mutex_unlock(&s->lock);
+    } else {
+        s->nbufs--; /* the slot was counted but never made */
+        pthread_cond_broadcast(&s->cond);
     }
+    pthread_mutex_unlock(&s->lock);
     return ck_err_set(s->base.err, S3CKPT_ENOMEM, "out of memory for a part buffer");
 }
 
@@ -489,7 +516,7 @@ static s3ckpt_status run_complete(s3_store *s, ck_writer *w, char etag[CK_S3_ETA
 
 /* Sends one part (or finds it already there from an interrupted run). */
 static s3ckpt_status run_part(s3_store *s, ck_writer *w, job *j, char etag[CK_S3_ETAG_MAX],
-                              int *reused)
+                              char crc[16], int *reused)
 {
     ck_s3_result res;
     s3ckpt_status st;
@@ -504,21 +531,30 @@ static s3ckpt_status run_part(s3_store *s, ck_writer *w, job *j, char etag[CK_S3
         etag_bare(w->old[j->part - 1].etag, bare, sizeof(bare));
         if (strcmp(hex, bare) == 0) {
             snprintf(etag, CK_S3_ETAG_MAX, "%s", w->old[j->part - 1].etag);
+            if (s->sum == CK_S3_SUM_CRC32C) {
+                uint32_t c = ck_crc32c(0, j->buf->data, j->buf->len);
+                unsigned char be[4] = {(unsigned char)(c >> 24), (unsigned char)(c >> 16),
+                                       (unsigned char)(c >> 8), (unsigned char)c};
+
+                ck_base64(be, 4, crc, 16);
+            }
             *reused = 1;
             return S3CKPT_OK;
         }
     }
     st = ck_s3_upload_part(s->s3, w->key, w->upload_id, j->part, j->buf->data, j->buf->len,
                            s->sum, &res);
-    if (!st)
+    if (!st) {
         snprintf(etag, CK_S3_ETAG_MAX, "%s", res.etag);
+        snprintf(crc, 16, "%s", res.crc32c);
+    }
     return st;
 }
 
 static void run_job(s3_store *s, job *j)
 {
     ck_writer *w = j->w;
-    char etag[CK_S3_ETAG_MAX] = "";
+    char etag[CK_S3_ETAG_MAX] = "", crc[16] = "";
     s3ckpt_status st = S3CKPT_OK;
     int reused = 0, skip;
 
@@ -534,7 +570,7 @@ static void run_job(s3_store *s, job *j)
                               &res, 0);
         snprintf(etag, sizeof(etag), "%s", res.etag);
     } else if (j->kind == JOB_PART) {
-        st = run_part(s, w, j, etag, &reused);
+        st = run_part(s, w, j, etag, crc, &reused);
     } else {
         st = run_complete(s, w, etag);
     }
@@ -557,6 +593,7 @@ static void run_job(s3_store *s, job *j)
         } else if (w->nparts < w->parts_cap) {
             w->parts[w->nparts].number = j->part;
             snprintf(w->parts[w->nparts].etag, sizeof(w->parts[w->nparts].etag), "%s", etag);
+            snprintf(w->parts[w->nparts].crc32c, sizeof(w->parts[w->nparts].crc32c), "%s", crc);
             w->nparts++;
         }
         if (w->pending == 0 && w->commit_queued) {
@@ -675,7 +712,7 @@ static s3ckpt_status start_upload(s3_store *s, ck_writer *w)
         w->multipart = 1;
         return S3CKPT_OK;
     }
-    if ((st = ck_s3_create_upload(s->s3, w->key, w->upload_id)))
+    if ((st = ck_s3_create_upload(s->s3, w->key, s->sum, w->upload_id)))
         return st;
     w->multipart = 1;
     return S3CKPT_OK;
@@ -822,6 +859,21 @@ static void s3_abort(ck_writer *w)
     writer_free(w);
 }
 
+/* After a failure: queued uploads are dropped, running ones finish; returns when none is left,
+ * so nothing the caller owns (ck_obj_info of committed writers) is touched afterwards. */
+static void s3_discard(ck_store *base)
+{
+    s3_store *s = (s3_store *)base;
+
+    pthread_mutex_lock(&s->lock);
+    if (!s->failed)
+        s->failed = S3CKPT_ECANCELED;
+    pthread_cond_broadcast(&s->cond);
+    while (s->objects_pending)
+        pthread_cond_wait(&s->cond, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+}
+
 static s3ckpt_status s3_sync(ck_store *base)
 {
     s3_store *s = (s3_store *)base;
@@ -884,6 +936,13 @@ static s3ckpt_status collect_upload(void *ud, const char *key, const char *uploa
     return S3CKPT_OK;
 }
 
+static int newest_first(const void *a, const void *b)
+{
+    const old_upload *x = a, *y = b;
+
+    return -strcmp(x->initiated, y->initiated); /* ISO 8601 UTC sorts as text */
+}
+
 /* Before a push writes under prefix: finds the multipart uploads an interrupted run left
  * there, so writers can resume them (newest first when a key has several). */
 static s3ckpt_status s3_prepare(ck_store *base, const char *prefix)
@@ -896,6 +955,8 @@ static s3ckpt_status s3_prepare(ck_store *base, const char *prefix)
     olds_free(s);
     st = ck_s3_list_uploads(s->s3, fk, collect_upload, &o);
     free(fk);
+    if (!st && s->nolds > 1) /* a key's newest upload is adopted first */
+        qsort(s->olds, s->nolds, sizeof(*s->olds), newest_first);
     if (st == S3CKPT_ENOMEM)
         st = ck_err_set(base->err, st, "out of memory");
     return st;
@@ -997,14 +1058,17 @@ static s3ckpt_status s3_lock_name(ck_store *base, const char *name, void **handl
 
 static void s3_unlock(ck_store *base, void *handle)
 {
+    s3_store *s = (s3_store *)base;
     s3_lock *l = handle;
     s3ckpt_status st;
 
     if (!l)
         return;
-    st = ck_err_status(base->err);
-    s3_remove(base, l->key);
-    (void)st;
+    /* also after a cancel (Ctrl-C): a lock left behind would block other hosts */
+    ck_s3_ignore_cancel(((s3_store *)base)->s3);
+    if ((st = s3_remove(base, l->key)) != S3CKPT_OK && s->log)
+        s->log(s->log_ud, 0, "could not delete the lock object; delete it by hand if pushes of this name "
+                             "are refused");
     free(l->key);
     free(l);
 }
@@ -1070,6 +1134,7 @@ static const ck_store_ops s3_ops = {
     .lock = s3_lock_name,
     .unlock = s3_unlock,
     .sync = s3_sync,
+    .discard = s3_discard,
     .counters = s3_counters,
     .free = s3_free,
 };
@@ -1150,11 +1215,20 @@ s3ckpt_status ck_store_s3_open(ck_store **out, const char *url, const char *buck
     s->min_part = rc->part_size ? rc->part_size : (uint64_t)8 << 20;
     if (s->min_part < MIN_PART)
         s->min_part = MIN_PART;
-    s->nthreads = ck_s3_concurrency(s->s3);
-    s->max_bufs = rc->max_part_buffers ? rc->max_part_buffers : s->nthreads + 1;
-    if (!(s->threads = calloc(s->nthreads, sizeof(*s->threads)))) {
-        st = ck_err_set(err, S3CKPT_ENOMEM, "out of memory");
-        goto fail;
+    {
+        unsigned n = ck_s3_concurrency(s->s3);
+        /* part buffers: at most one per request in flight + one filling, within the memory
+         * given to them (each holds a part plus one frame) */
+        uint64_t each = s->min_part + rc->max_write, fit = rc->part_memory / (each ? each : 1);
+
+        s->max_bufs = n + 1;
+        if (rc->part_memory && fit < s->max_bufs)
+            s->max_bufs = fit < 2 ? 2 : (unsigned)fit;
+        if (!(s->threads = calloc(n, sizeof(*s->threads)))) {
+            st = ck_err_set(err, S3CKPT_ENOMEM, "out of memory");
+            goto fail;
+        }
+        s->nthreads = n;
     }
     for (i = 0; i < s->nthreads; i++) {
         if (pthread_create(&s->threads[i], NULL, sender, s)) {

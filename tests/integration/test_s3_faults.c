@@ -228,3 +228,81 @@ Test(s3_faults, a_store_that_keeps_failing_ends_in_a_store_error_naming_the_requ
     TH_S3CKPT_EXPECT(3, "show", store, "--name", "step-00000001", "--endpoint",
                      getenv("S3CKPT_TEST_ENDPOINT"));
 }
+
+/* The answer to the manifest's create-if-absent PUT (or the lock's) is lost and the request
+ * retried: the retry sees 412, yet the object is ours. The push must succeed, not report that
+ * another push committed first. */
+Test(s3_faults, a_lost_answer_to_a_conditional_create_is_not_taken_for_a_rival)
+{
+    char src[PATH_MAX], dst[PATH_MAX], store[256];
+    th_run r;
+
+    need_rgw();
+    s3_env();
+    make_bucket("lost");
+    start_proxy("reset@PUT/manifest.json:1!,reset@PUT/.s3ckpt-locks/:1!");
+    TH_PATH(src, "%s/src", th_root);
+    TH_PATH(dst, "%s/dst", th_root);
+    make_tree(src);
+    snprintf(store, sizeof(store), "s3://%s/ck", bucket);
+    TH_ASSERT_OK(th_s3ckpt(&r, "push", src, store, "--step", "3", "--endpoint", proxy_url, NULL));
+    TH_ASSERT_EXIT(r, 0);
+    th_run_free(&r);
+    cr_assert_eq(proxy_faults(), 2, "both answers should have been cut");
+    TH_S3CKPT_EXPECT(0, "pull", store, dst, "--endpoint", getenv("S3CKPT_TEST_ENDPOINT"));
+    TH_ASSERT_TREES_EQUAL(src, dst);
+}
+
+/* Ctrl-C while uploads are in flight: exit 130 with a message saying so, and the name's lock
+ * object is deleted (another host could not take it over). */
+Test(s3_faults, an_interrupted_push_says_canceled_and_leaves_no_lock)
+{
+    char src[PATH_MAX], store[256], log[PATH_MAX], user[256], url[512];
+    int status = 0;
+    pid_t pid;
+    th_run r;
+
+    need_rgw();
+    s3_env();
+    make_bucket("intr");
+    start_proxy("stall@PUT/data/:1:20000");
+    TH_PATH(src, "%s/src", th_root);
+    TH_PATH(log, "%s/push.log", th_root);
+    make_tree(src);
+    snprintf(store, sizeof(store), "s3://%s/ck", bucket);
+    {
+        char *argv[] = {S3CKPT_BIN, "push", src, store, "--name", "n1", "--endpoint",
+                        proxy_url, NULL};
+
+        pid = th_spawn_bg(argv, log);
+        cr_assert(pid > 0, "%s", th_error());
+    }
+    sleep(2); /* well into the stalled upload */
+    kill(pid, SIGINT);
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
+    {
+        char *out = th_read_file(log, NULL);
+
+        cr_assert_not_null(out);
+        cr_assert_not_null(strstr(out, "cancel"), "no word of the cancel: %s", out);
+        cr_assert_null(strstr(out, "success"), "%s", out);
+        free(out);
+    }
+    snprintf(user, sizeof(user), "%s:%s", getenv("S3CKPT_TEST_ACCESS_KEY"),
+             getenv("S3CKPT_TEST_SECRET_KEY"));
+    snprintf(url, sizeof(url), "%s/%s/ck/.s3ckpt-locks/n1", getenv("S3CKPT_TEST_ENDPOINT"),
+             bucket);
+    {
+        char *argv[] = {"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                        "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", user, "-H",
+                        "x-amz-content-sha256: UNSIGNED-PAYLOAD", url, NULL};
+
+        TH_ASSERT_OK(th_run_argv(&r, argv, NULL));
+        cr_assert_str_eq(r.out, "404", "the lock object is still there (HTTP %s)", r.out);
+        th_run_free(&r);
+    }
+    /* and the name is free for the next push, which completes */
+    TH_S3CKPT_EXPECT(0, "push", src, store, "--name", "n1", "--endpoint",
+                     getenv("S3CKPT_TEST_ENDPOINT"));
+}

@@ -17,6 +17,7 @@
  *   faultproxy --upstream HOST:PORT --port-file PATH [--listen-port N] [--faults SPEC]
  *              [--stats-file PATH] [--seed N]
  *   SPEC  = RULE{,RULE}      RULE = KIND[@FILTER]:EVERY[:ARG]
+ *   EVERY N: every N-th matching request; N!: the N-th matching request only
  *   KIND  reset      forward; send the response head and half the body; then RST the client
  *         reset_req  read part of the request body (after a 100 Continue if asked); then RST
  *         500        do not forward; drain the body; answer 500 InternalError (S3 XML)
@@ -95,6 +96,7 @@ struct rule {
     uint64_t every;
     uint64_t arg;            /* 503: Retry-After seconds; stall: ms; else unused */
     uint64_t phase;          /* fires when (matched + phase) % every == 0 */
+    bool once;               /* "N!": fires on the N-th matching request only */
     char method[32];         /* "" = any */
     char target[FILTER_CAP]; /* "" = any, else a substring of the request target */
     char spec[FILTER_CAP + 64];
@@ -329,7 +331,7 @@ static struct fault fault_pick(const struct msg *req)
         if (r->target[0] && !memmem(target, req->target_len, r->target, strlen(r->target)))
             continue;
         r->matched++;
-        if (!f.on && (r->matched + r->phase) % r->every == 0) {
+        if (!f.on && (r->once ? r->matched == r->every : (r->matched + r->phase) % r->every == 0)) {
             f.on = true;
             f.kind = r->kind;
             f.arg = r->arg;
@@ -1234,7 +1236,8 @@ static int add_rule(const char *spec, size_t len)
     if (i == sizeof names / sizeof names[0])
         goto bad;
     r->kind = names[i].kind;
-    if (parse_u64(every, strlen(every), &r->every) != 0 || r->every == 0)
+    r->once = every[0] && every[strlen(every) - 1] == '!';
+    if (parse_u64(every, strlen(every) - r->once, &r->every) != 0 || r->every == 0)
         goto bad;
     r->arg = r->kind == K_503 ? 1 : r->kind == K_STALL ? 3000 : 0;
     if (arg) {

@@ -1258,9 +1258,9 @@ static int xml_texts(const ck_buf *b, const char *name, char out[][CK_S3_KEY_MAX
 
 Test(s3xml, complete_body_lists_parts_in_order_with_escaped_etags)
 {
-    ck_s3_part parts[3] = {{1, "\"a54357aff0632cce46d942af68356b38\""},
-                           {2, "\"0c78aef83f66abc1fa1e8477f296d394\""},
-                           {10000, "\"acbd18db4cc2f85cedef654fccc4a4d8-3\""}};
+    ck_s3_part parts[3] = {{1, "\"a54357aff0632cce46d942af68356b38\"", ""},
+                           {2, "\"0c78aef83f66abc1fa1e8477f296d394\"", ""},
+                           {10000, "\"acbd18db4cc2f85cedef654fccc4a4d8-3\"", ""}};
     static char texts[3][CK_S3_KEY_MAX];
     ck_buf b;
 
@@ -1280,7 +1280,7 @@ Test(s3xml, complete_body_lists_parts_in_order_with_escaped_etags)
 /* Turns a CompleteMultipartUpload body into a ListPartsResult and reads it back. */
 Test(s3xml, complete_body_round_trips_through_list_parts)
 {
-    ck_s3_part parts[2] = {{3, "\"<&>'\\\"\""}, {7, "W/\"x&y\""}};
+    ck_s3_part parts[2] = {{3, "\"<&>'\\\"\"", ""}, {7, "W/\"x&y\"", ""}};
     ck_buf b;
     char *a, *c, *doc;
     rec *r = rec_new();
@@ -1308,7 +1308,7 @@ Test(s3xml, complete_body_round_trips_through_list_parts)
 
 Test(s3xml, complete_body_refuses_bad_part_lists_and_leaves_the_buffer)
 {
-    ck_s3_part p[3] = {{1, "\"a\""}, {2, "\"b\""}, {3, "\"c\""}};
+    ck_s3_part p[3] = {{1, "\"a\"", ""}, {2, "\"b\"", ""}, {3, "\"c\"", ""}};
     ck_buf b;
 
     ck_buf_init(&b, 1 << 20);
@@ -1342,7 +1342,7 @@ Test(s3xml, complete_body_refuses_bad_part_lists_and_leaves_the_buffer)
 
 Test(s3xml, complete_body_over_the_buffer_cap_leaves_the_buffer)
 {
-    ck_s3_part p[2] = {{1, "\"a\""}, {2, "\"b\""}};
+    ck_s3_part p[2] = {{1, "\"a\"", ""}, {2, "\"b\"", ""}};
     ck_buf b;
 
     ck_buf_init(&b, 150);
@@ -1441,5 +1441,19 @@ Test(s3xml, delete_body_refuses_keys_xml_cannot_carry)
     free(many);
     free(longest);
     free(over);
+    ck_buf_cleanup(&b);
+}
+
+Test(s3xml, complete_body_lists_a_parts_crc32c_only_when_it_has_one)
+{
+    ck_s3_part p[2] = {{1, "\"a\"", "yZRlqg=="}, {2, "\"b\"", ""}};
+    ck_buf b;
+
+    ck_buf_init(&b, 1 << 16);
+    cr_assert_eq(ck_s3xml_complete_body(&b, p, 2), S3CKPT_OK);
+    cr_assert_not_null(strstr(b.data, "<ETag>&quot;a&quot;</ETag><ChecksumCRC32C>yZRlqg=="
+                                      "</ChecksumCRC32C></Part>"),
+                       "%s", b.data);
+    cr_assert_not_null(strstr(b.data, "<ETag>&quot;b&quot;</ETag></Part>"), "%s", b.data);
     ck_buf_cleanup(&b);
 }

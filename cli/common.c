@@ -121,8 +121,8 @@ int cli_common_option(cli_opts *o, int opt, const char *arg)
         o->client.timeout_s = (unsigned)v;
         return 1;
     case 1018:
-        if (cli_parse_size(arg, &v) || v < (5u << 20) || v > ((uint64_t)5 << 30))
-            return fprintf(stderr, "s3ckpt: --part-size takes 5M..5G\n"), -1;
+        if (cli_parse_size(arg, &v) || v < (5u << 20) || v > ((uint64_t)4 << 30))
+            return fprintf(stderr, "s3ckpt: --part-size takes 5M..4G\n"), -1;
         o->client.part_size_bytes = v;
         return 1;
     case 1005:

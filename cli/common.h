@@ -76,7 +76,7 @@ typedef struct cli_opts {
     "  --concurrency N    S3 requests in flight (default 8)\n"                                     \
     "  --wire-checksum auto|crc32c|md5|off  checksum the store verifies on every upload\n"         \
     "                     (auto: crc32c where the endpoint checks it, else Content-MD5)\n"        \
-    "  --part-size SIZE   smallest multipart part (default 8M, at least 5M)\n"                    \
+    "  --part-size SIZE   smallest multipart part (default 8M; 5M..4G)\n"                    \
     "  --timeout SECS     give up on a request that moves no byte for SECS (default 60)\n"
 
 void cli_opts_init(cli_opts *o);

@@ -80,7 +80,8 @@ typedef struct s3ckpt_client_opts {
     int wire_checksum;       /* 0 auto (probed), 1 crc32c, 2 md5 (Content-MD5), 3 off */
     unsigned concurrency;    /* S3 requests in flight; 0: 8 */
     unsigned timeout_s;      /* abort a request that moves no byte for this long; 0: 60 */
-    uint64_t part_size_bytes; /* smallest multipart part; 0: 8 MiB (>= 5 MiB) */
+    uint64_t part_size_bytes; /* smallest multipart part; 0: 8 MiB (5 MiB .. 4 GiB: a part
+                                 may exceed it by one frame, S3's limit is 5 GiB) */
 } s3ckpt_client_opts;
 
 /* What a push or pull did; filled when a stats pointer is given. */

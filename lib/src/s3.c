@@ -1043,12 +1043,17 @@ s3ckpt_status ck_s3_list_objects(ck_s3 *s, const char *prefix, int delimited,
         q.resp_max = LIST_BODY_MAX;
         st = do_request(s, &q, &res);
         if (!st) {
+            char before[sizeof(token)];
+
+            memcpy(before, token, sizeof(token));
             st = ck_s3xml_list_objects(q.http.resp.data ? q.http.resp.data : "",
                                        q.http.resp.len, fn, ud, &truncated, token,
                                        sizeof(token));
-            if (st == S3CKPT_EPROTOCOL)
-                ck_err_set(s->err, st, "ListObjectsV2 s3://%s/%s: malformed answer", s->bucket,
-                           prefix);
+            if (st == S3CKPT_EPROTOCOL || (!st && truncated && !strcmp(before, token)))
+                st = ck_err_set(s->err, S3CKPT_EPROTOCOL,
+                                "ListObjectsV2 s3://%s/%s: malformed answer (or a page token "
+                                "that does not move on)",
+                                s->bucket, prefix);
         }
         req_cleanup(&q);
     }
@@ -1082,12 +1087,19 @@ s3ckpt_status ck_s3_list_uploads(ck_s3 *s, const char *prefix, ck_s3xml_upload_f
         q.resp_max = LIST_BODY_MAX;
         st = do_request(s, &q, &res);
         if (!st) {
+            char kb[sizeof(key_marker)], ib[sizeof(id_marker)];
+
+            memcpy(kb, key_marker, sizeof(kb));
+            memcpy(ib, id_marker, sizeof(ib));
             st = ck_s3xml_list_uploads(q.http.resp.data ? q.http.resp.data : "",
                                        q.http.resp.len, fn, ud, &truncated, key_marker,
                                        sizeof(key_marker), id_marker, sizeof(id_marker));
-            if (st == S3CKPT_EPROTOCOL)
-                ck_err_set(s->err, st, "ListMultipartUploads s3://%s/%s: malformed answer",
-                           s->bucket, prefix);
+            if (st == S3CKPT_EPROTOCOL ||
+                (!st && truncated && !strcmp(kb, key_marker) && !strcmp(ib, id_marker)))
+                st = ck_err_set(s->err, S3CKPT_EPROTOCOL,
+                                "ListMultipartUploads s3://%s/%s: malformed answer (or "
+                                "markers that do not move on)",
+                                s->bucket, prefix);
         }
         req_cleanup(&q);
     }

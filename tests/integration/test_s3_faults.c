@@ -43,6 +43,14 @@ static void s3_env(void)
     unsetenv("AWS_CA_BUNDLE");
     unsetenv("AWS_ENDPOINT_URL");
     unsetenv("AWS_ENDPOINT_URL_S3");
+    unsetenv("S3CKPT_CLOCK_OFFSET_S");
+    /* loopback only: no HTTP proxy of the machine's in between */
+    unsetenv("http_proxy");
+    unsetenv("HTTP_PROXY");
+    unsetenv("https_proxy");
+    unsetenv("HTTPS_PROXY");
+    unsetenv("all_proxy");
+    unsetenv("ALL_PROXY");
 }
 
 static void make_bucket(const char *tag)

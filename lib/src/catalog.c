@@ -427,15 +427,31 @@ S3CKPT_API void s3ckpt_checkpoint_free(s3ckpt_checkpoint *ck)
 typedef struct rm_ctx {
     ck_store *s;
     uint64_t removed;
+    char *batch[CK_REMOVE_BATCH];
+    size_t n;
 } rm_ctx;
 
+static s3ckpt_status rm_flush(rm_ctx *r)
+{
+    s3ckpt_status st = r->n ? r->s->ops->remove_keys(r->s, (const char *const *)r->batch, r->n)
+                            : S3CKPT_OK;
+
+    while (r->n)
+        free(r->batch[--r->n]);
+    return st;
+}
+
+/* Collects keys and deletes them a batch at a time (one request per 1000 keys on S3). */
 static s3ckpt_status remove_key(void *ud, const char *key, int is_prefix)
 {
     rm_ctx *r = ud;
 
     (void)is_prefix;
+    if (!(r->batch[r->n] = strdup(key)))
+        return ck_err_set(r->s->err, S3CKPT_ENOMEM, "out of memory");
+    r->n++;
     r->removed++;
-    return r->s->ops->remove(r->s, key);
+    return r->n == CK_REMOVE_BATCH ? rm_flush(r) : S3CKPT_OK;
 }
 
 static int abort_every(void *ud, const char *key, const char *initiated)
@@ -454,7 +470,7 @@ static s3ckpt_status remove_locked(s3ckpt_client *c, ck_store *s, const char *na
 {
     char key[CK_NAME_MAX + 32], prefix[CK_NAME_MAX + 2], latest[CK_NAME_MAX + 1] = "";
     char etag[CK_ETAG_MAX] = "";
-    rm_ctx r = {s, 0};
+    rm_ctx r = {s, 0, {NULL}, 0};
     ck_obj_info info;
     s3ckpt_status st;
     int has_manifest;
@@ -490,6 +506,10 @@ static s3ckpt_status remove_locked(s3ckpt_client *c, ck_store *s, const char *na
         return st;
     snprintf(prefix, sizeof(prefix), "%s/", name);
     st = s->ops->list(s, prefix, 0, remove_key, &r);
+    if (!st)
+        st = rm_flush(&r);
+    else
+        rm_flush(&r); /* frees the keys; the first error stands */
     /* and the incomplete uploads an interrupted push of it left (we hold its lock) */
     if (!st)
         st = s->ops->stale_uploads(s, prefix, abort_every, &r.removed);

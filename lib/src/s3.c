@@ -838,6 +838,63 @@ s3ckpt_status ck_s3_delete_object(ck_s3 *s, const char *key)
     return st == S3CKPT_ENOTFOUND ? S3CKPT_OK : st;
 }
 
+typedef struct del_err {
+    ck_s3 *s;
+    s3ckpt_status st;
+} del_err;
+
+static s3ckpt_status delete_failed(void *ud, const char *key, const char *code,
+                                   const char *message)
+{
+    del_err *d = ud;
+
+    if (!strcmp(code, "NoSuchKey"))
+        return S3CKPT_OK;
+    d->st = ck_err_set(d->s->err, !strcmp(code, "AccessDenied") ? S3CKPT_EAUTH : S3CKPT_ESERVER,
+                       "DeleteObjects s3://%s/%s: %s%s%s", d->s->bucket, key, code,
+                       message[0] ? ": " : "", message);
+    return d->st;
+}
+
+s3ckpt_status ck_s3_delete_objects(ck_s3 *s, const char *const *keys, size_t n)
+{
+    unsigned char md5[16];
+    char sum[CK_S3_SUM_MAX];
+    del_err d = {s, S3CKPT_OK};
+    ck_s3_result res;
+    ck_buf body;
+    s3_req q;
+    s3ckpt_status st;
+
+    if (n == 0)
+        return S3CKPT_OK;
+    ck_buf_init(&body, (size_t)4 << 20);
+    if ((st = ck_s3xml_delete_body(&body, keys, n, 1))) {
+        ck_buf_cleanup(&body);
+        return ck_err_set(s->err, st, "DeleteObjects s3://%s: cannot build the request (%zu keys)",
+                          s->bucket, n);
+    }
+    req_init(&q, "DeleteObjects", "POST", NULL);
+    q.query = "delete=";
+    q.body = body.data;
+    q.body_len = body.len;
+    ck_sha256_hex(body.data, body.len, q.payload_hash);
+    ck_md5_bytes(body.data, body.len, md5); /* S3 requires it on DeleteObjects */
+    ck_base64(md5, 16, sum, sizeof(sum));
+    add_header(&q, "content-md5", sum);
+    q.resp_max = (size_t)4 << 20;
+    st = do_request(s, &q, &res);
+    if (!st) {
+        st = ck_s3xml_delete_result(q.http.resp.data ? q.http.resp.data : "", q.http.resp.len,
+                                    delete_failed, &d);
+        if (st == S3CKPT_EPROTOCOL)
+            st = ck_err_set(s->err, st, "DeleteObjects s3://%s: malformed answer", s->bucket);
+    }
+    req_cleanup(&q);
+    ck_buf_cleanup(&body);
+    return st;
+}
+
 /* Appends "&name=value" (value URI-encoded) to a query. */
 static s3ckpt_status query_add(ck_buf *b, const char *name, const char *value)
 {

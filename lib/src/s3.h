@@ -90,6 +90,9 @@ s3ckpt_status ck_s3_put_object(ck_s3 *s, const char *key, const void *body, size
                                ck_s3_checksum sum, const char *if_none_match,
                                const char *if_match, ck_s3_result *res, int quiet);
 s3ckpt_status ck_s3_delete_object(ck_s3 *s, const char *key);
+/* DeleteObjects: up to 1000 keys in one request; a key the store could not delete fails the
+ * call naming it (missing keys are not failures). */
+s3ckpt_status ck_s3_delete_objects(ck_s3 *s, const char *const *keys, size_t n);
 /* sum CRC32C announces x-amz-checksum-algorithm: its parts must then carry CRC32C. */
 s3ckpt_status ck_s3_create_upload(ck_s3 *s, const char *key, ck_s3_checksum sum,
                                   char upload_id[CK_S3_UPLOADID_MAX]);

@@ -14,6 +14,7 @@
 #include "err.h"
 
 #define CK_ETAG_MAX 80
+#define CK_REMOVE_BATCH 1000 /* keys per remove_keys call (S3 DeleteObjects' limit) */
 
 typedef struct ck_obj_info {
     uint64_t size;
@@ -80,6 +81,8 @@ typedef struct ck_store_ops {
     /* delimited: only the level below prefix (keys and "sub/" prefixes); else all keys. */
     s3ckpt_status (*list)(ck_store *s, const char *prefix, int delimited, ck_list_fn *fn, void *ud);
     s3ckpt_status (*remove)(ck_store *s, const char *key); /* a missing key is not an error */
+    /* The same for n keys (at most CK_REMOVE_BATCH), in one request where the store can. */
+    s3ckpt_status (*remove_keys)(ck_store *s, const char *const *keys, size_t n);
     /* Deletes key only if its ETag is still if_match; EEXISTS when it changed or is gone. */
     s3ckpt_status (*remove_if_match)(ck_store *s, const char *key, const char *if_match);
     /* Before writing under prefix: the file store removes temporary files of processes that

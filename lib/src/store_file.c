@@ -603,6 +603,16 @@ static void fs_free(ck_store *s)
     free(fs);
 }
 
+static s3ckpt_status fs_remove_keys(ck_store *s, const char *const *keys, size_t n)
+{
+    s3ckpt_status st = S3CKPT_OK;
+    size_t i;
+
+    for (i = 0; i < n && !st; i++)
+        st = fs_remove(s, keys[i]);
+    return st;
+}
+
 /* Nothing of the file store is an upload to abort: temporary files of dead processes are
  * removed, and fn is never called. */
 static s3ckpt_status fs_stale_uploads(ck_store *s, const char *prefix, ck_stale_fn *fn, void *ud)
@@ -626,6 +636,7 @@ static const ck_store_ops file_ops = {
     .list = fs_list,
     .remove = fs_remove,
     .remove_if_match = fs_remove_if_match,
+    .remove_keys = fs_remove_keys,
     .prepare = fs_prepare,
     .stale_uploads = fs_stale_uploads,
     .lock = fs_lock,

@@ -319,6 +319,26 @@ static s3ckpt_status s3_remove(ck_store *base, const char *key)
     return st;
 }
 
+static s3ckpt_status s3_remove_keys(ck_store *base, const char *const *keys, size_t n)
+{
+    s3_store *s = (s3_store *)base;
+    char **full = calloc(n + 1, sizeof(*full));
+    s3ckpt_status st = S3CKPT_OK;
+    size_t i;
+
+    if (!full)
+        return ck_err_set(base->err, S3CKPT_ENOMEM, "out of memory");
+    for (i = 0; i < n && !st; i++)
+        if (!(full[i] = full_key(s, keys[i])))
+            st = ck_err_set(base->err, S3CKPT_ENOMEM, "out of memory");
+    if (!st)
+        st = ck_s3_delete_objects(s->s3, (const char *const *)full, n);
+    for (i = 0; i < n; i++)
+        free(full[i]);
+    free(full);
+    return st;
+}
+
 /* S3 has no conditional DELETE that every endpoint honours: HEAD, compare, DELETE. */
 static s3ckpt_status s3_remove_if_match(ck_store *base, const char *key, const char *if_match)
 {
@@ -1128,6 +1148,7 @@ static const ck_store_ops s3_ops = {
     .abort = s3_abort,
     .list = s3_list,
     .remove = s3_remove,
+    .remove_keys = s3_remove_keys,
     .remove_if_match = s3_remove_if_match,
     .prepare = s3_prepare,
     .stale_uploads = s3_stale_uploads,

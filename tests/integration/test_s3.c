@@ -703,6 +703,28 @@ Test(s3, rm_deletes_every_object_and_protects_latest)
     th_run_free(&r);
 }
 
+/* More objects than one DeleteObjects request takes (1000): all of them go. */
+Test(s3, rm_of_a_checkpoint_with_more_files_than_one_delete_batch_removes_all)
+{
+    char url[PATH_MAX], p[PATH_MAX], *xml;
+    int i;
+
+    s3_begin("rmbig");
+    for (i = 0; i < 1205; i++) {
+        TH_PATH(p, "%s/f%04d.txt", SRC, i);
+        if (i == 0)
+            TH_ASSERT_OK(th_mkdirs(SRC, 0755));
+        TH_ASSERT_OK(th_write_text(p, "x\n"));
+    }
+    s3_url(url, sizeof(url), "big");
+    S3CK_EXPECT(0, "push", SRC, url, "--name", "many", "--no-latest");
+    cr_assert(key_exists("big/many/data/f0000.txt"));
+    S3CK_EXPECT(0, "rm", url, "--name", "many");
+    xml = list_keys();
+    cr_assert(!strstr(xml, "<Key>big/"), "rm left objects:\n%.2000s", xml);
+    free(xml);
+}
+
 Test(s3, prune_keeps_last_n_and_latest)
 {
     static const char *const steps[] = {"10", "20", "30", "40"};

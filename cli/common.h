@@ -62,7 +62,7 @@ typedef struct cli_opts {
     "  --workers N        CPU worker threads (default: one per core)\n"                            \
     "  --chunk-size SIZE  chunk size for push, e.g. 4M (default 4 MiB; 64K..256M)\n"               \
     "  --level N          zstd level for push (default 1: best speed and ratio on floats)\n"       \
-    "  --max-memory SIZE  bound on chunk buffers, e.g. 256M (default 256 MiB)\n"                   \
+    "  --max-memory SIZE  bound on chunk (and S3 part) buffers, e.g. 256M (default 256 MiB)\n"                   \
     "  -v, --verbose      say what is being done (-vv: also every retry)\n"                        \
     "  -h, --help         this help\n"                                                             \
     "S3 options (STORE s3://bucket/prefix; defaults follow aws-cli: AWS_* variables, ~/.aws files):\n" \
@@ -77,7 +77,7 @@ typedef struct cli_opts {
     "  --wire-checksum auto|crc32c|md5|off  checksum the store verifies on every upload\n"         \
     "                     (auto: crc32c where the endpoint checks it, else Content-MD5)\n"        \
     "  --part-size SIZE   smallest multipart part (default 8M; 5M..4G)\n"                    \
-    "  --timeout SECS     give up on a request that moves no byte for SECS (default 60)\n"
+    "  --timeout SECS     cut (and retry) a request that moves no byte for SECS (default 60)\n"
 
 void cli_opts_init(cli_opts *o);
 /* 1: handled; 0: not a common option; -1: bad value (message printed). */

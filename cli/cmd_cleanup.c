@@ -76,7 +76,8 @@ int cmd_cleanup(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
         if (opt == 'o') {
             if (parse_duration(optarg, &older))
-                return cli_usage("cleanup", "--older-than takes a duration like 3600, 90m, 36h, 7d");
+                return cli_usage("cleanup",
+                                 "--older-than takes a duration like 3600, 90m, 36h, 7d");
         } else if (opt == 'n') {
             dry = 1;
         } else if (opt == 'h') {

@@ -62,21 +62,22 @@ typedef struct cli_opts {
     "  --workers N        CPU worker threads (default: one per core)\n"                            \
     "  --chunk-size SIZE  chunk size for push, e.g. 4M (default 4 MiB; 64K..256M)\n"               \
     "  --level N          zstd level for push (default 1: best speed and ratio on floats)\n"       \
-    "  --max-memory SIZE  bound on chunk (and S3 part) buffers, e.g. 256M (default 256 MiB)\n"                   \
+    "  --max-memory SIZE  bound on chunk (and S3 part) buffers, e.g. 256M (default 256 MiB)\n"     \
     "  -v, --verbose      say what is being done (-vv: also every retry)\n"                        \
     "  -h, --help         this help\n"                                                             \
-    "S3 options (STORE s3://bucket/prefix; defaults follow aws-cli: AWS_* variables, ~/.aws files):\n" \
+    "S3 options (STORE s3://bucket/prefix; defaults follow aws-cli: AWS_* variables, ~/.aws "      \
+    "files):\n"                                                                                    \
     "  --endpoint URL     S3 endpoint, e.g. http://127.0.0.1:9000 (AWS_ENDPOINT_URL_S3,\n"         \
-    "                     AWS_ENDPOINT_URL; default: AWS)\n"                                        \
-    "  --region NAME      signing region (AWS_REGION, AWS_DEFAULT_REGION; default us-east-1)\n"     \
+    "                     AWS_ENDPOINT_URL; default: AWS)\n"                                       \
+    "  --region NAME      signing region (AWS_REGION, AWS_DEFAULT_REGION; default us-east-1)\n"    \
     "  --profile NAME     profile of the shared config/credentials files (AWS_PROFILE)\n"          \
-    "  --addressing auto|path|virtual  bucket in the path or the host name (auto: virtual on\n"   \
+    "  --addressing auto|path|virtual  bucket in the path or the host name (auto: virtual on\n"    \
     "                     AWS, path on custom endpoints)\n"                                        \
     "  --ca-bundle FILE   CA certificates for TLS (AWS_CA_BUNDLE); verification is always on\n"    \
     "  --concurrency N    S3 requests in flight (default 8)\n"                                     \
     "  --wire-checksum auto|crc32c|md5|off  checksum the store verifies on every upload\n"         \
-    "                     (auto: crc32c where the endpoint checks it, else Content-MD5)\n"        \
-    "  --part-size SIZE   smallest multipart part (default 8M; 5M..4G)\n"                    \
+    "                     (auto: crc32c where the endpoint checks it, else Content-MD5)\n"         \
+    "  --part-size SIZE   smallest multipart part (default 8M; 5M..4G)\n"                          \
     "  --timeout SECS     cut (and retry) a request that moves no byte for SECS (default 60)\n"
 
 void cli_opts_init(cli_opts *o);

@@ -34,9 +34,9 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } cmds[] = {{"push", cmd_push},     {"pull", cmd_pull}, {"ls", cmd_ls},      {"show", cmd_show},
-                {"verify", cmd_verify}, {"rm", cmd_rm},     {"prune", cmd_prune},
-                {"cleanup", cmd_cleanup}};
+    } cmds[] = {{"push", cmd_push},   {"pull", cmd_pull},      {"ls", cmd_ls},
+                {"show", cmd_show},   {"verify", cmd_verify},  {"rm", cmd_rm},
+                {"prune", cmd_prune}, {"cleanup", cmd_cleanup}};
     size_t i;
 
     if (argc < 2) {

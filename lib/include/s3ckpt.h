@@ -71,15 +71,15 @@ typedef struct s3ckpt_client_opts {
     void *log_userdata;
     /* version 2: S3 stores. NULL/0 fields follow the AWS conventions (environment, shared
      * config and credentials files); strings are copied. */
-    const char *profile;     /* AWS profile; NULL: AWS_PROFILE or "default" */
-    const char *region;      /* NULL: AWS_REGION, AWS_DEFAULT_REGION, profile, us-east-1 */
-    const char *endpoint;    /* NULL: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, profile, AWS */
-    const char *ca_bundle;   /* NULL: AWS_CA_BUNDLE, profile, the system's */
-    int addressing;          /* 0 auto (virtual-host on AWS, path on custom endpoints), 1 path,
-                                2 virtual-host */
-    int wire_checksum;       /* 0 auto (probed), 1 crc32c, 2 md5 (Content-MD5), 3 off */
-    unsigned concurrency;    /* S3 requests in flight; 0: 8 */
-    unsigned timeout_s;      /* abort a request that moves no byte for this long; 0: 60 */
+    const char *profile;      /* AWS profile; NULL: AWS_PROFILE or "default" */
+    const char *region;       /* NULL: AWS_REGION, AWS_DEFAULT_REGION, profile, us-east-1 */
+    const char *endpoint;     /* NULL: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, profile, AWS */
+    const char *ca_bundle;    /* NULL: AWS_CA_BUNDLE, profile, the system's */
+    int addressing;           /* 0 auto (virtual-host on AWS, path on custom endpoints), 1 path,
+                                 2 virtual-host */
+    int wire_checksum;        /* 0 auto (probed), 1 crc32c, 2 md5 (Content-MD5), 3 off */
+    unsigned concurrency;     /* S3 requests in flight; 0: 8 */
+    unsigned timeout_s;       /* abort a request that moves no byte for this long; 0: 60 */
     uint64_t part_size_bytes; /* smallest multipart part; 0: 8 MiB (5 MiB .. 4 GiB: a part
                                  may exceed it by one frame, S3's limit is 5 GiB) */
 } s3ckpt_client_opts;
@@ -212,8 +212,7 @@ S3CKPT_API s3ckpt_status s3ckpt_prune(s3ckpt_client *client, const char *store_u
  * without being reported). Those started at least older_than_s seconds ago are aborted (not with
  * dry_run); on_item hears of each one, with aborted = 1 when it was aborted. A push that is
  * still running, or that a re-run would resume, loses its uploaded parts when they are aborted. */
-typedef void s3ckpt_cleanup_fn(void *userdata, const char *key, const char *initiated,
-                               int aborted);
+typedef void s3ckpt_cleanup_fn(void *userdata, const char *key, const char *initiated, int aborted);
 S3CKPT_API s3ckpt_status s3ckpt_cleanup(s3ckpt_client *client, const char *store_url,
                                         uint64_t older_than_s, int dry_run,
                                         s3ckpt_cleanup_fn *on_item, void *userdata);

@@ -433,8 +433,8 @@ typedef struct rm_ctx {
 
 static s3ckpt_status rm_flush(rm_ctx *r)
 {
-    s3ckpt_status st = r->n ? r->s->ops->remove_keys(r->s, (const char *const *)r->batch, r->n)
-                            : S3CKPT_OK;
+    s3ckpt_status st =
+        r->n ? r->s->ops->remove_keys(r->s, (const char *const *)r->batch, r->n) : S3CKPT_OK;
 
     while (r->n)
         free(r->batch[--r->n]);
@@ -637,7 +637,8 @@ static int stale_one(void *ud, const char *key, const char *initiated)
 {
     stale_ctx *x = ud;
     int64_t t = parse_iso8601(initiated);
-    int abort_it = !x->dry_run && (x->older_than_s == 0 || (t >= 0 && x->now - t >= x->older_than_s));
+    int abort_it =
+        !x->dry_run && (x->older_than_s == 0 || (t >= 0 && x->now - t >= x->older_than_s));
 
     if (x->fn)
         x->fn(x->ud, key, initiated, abort_it);

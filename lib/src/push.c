@@ -76,10 +76,10 @@ typedef struct push_run {
     push_ctx ctx;
     char prefix[CK_NAME_MAX + 2];
     int *fds;
-    int *reused; /* entry's object from an interrupted run is kept as it is */
+    int *reused;        /* entry's object from an interrupted run is kept as it is */
     ck_obj_info *infos; /* filled by the store once an object's commit has finished (sync) */
     int check_frames;   /* resume reads stored frames back (cheap on a local store) */
-    void *lock;  /* this push's claim on the name */
+    void *lock;         /* this push's claim on the name */
     const s3ckpt_push_opts *opts;
     s3ckpt_stats stats;
     uint64_t done_bytes;
@@ -717,7 +717,8 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
     c->remote.part_memory = c->max_memory / 2;
     c->remote.max_write = ck_codec_bound((size_t)c->chunk_size);
     if ((st = ck_walk_run(&r.walk, path, &c->err)) || (st = set_header(&r, path, opts)) ||
-        (st = build_entries(&r)) || (st = ck_store_open(&r.store, store_url, 1, &c->remote, &c->err)) ||
+        (st = build_entries(&r)) ||
+        (st = ck_store_open(&r.store, store_url, 1, &c->remote, &c->err)) ||
         (st = check_not_nested(&r, path)) ||
         (st = r.store->ops->lock(r.store, r.m.name, &r.lock)) ||
         (st = prepare_name(&r, opts && opts->force)))

@@ -30,8 +30,8 @@ struct ck_s3 {
     ck_http *http;
     ck_err *err;
     char *bucket;
-    char *scheme;   /* "http" or "https" */
-    char *hostport; /* endpoint host[:port] */
+    char *scheme;    /* "http" or "https" */
+    char *hostport;  /* endpoint host[:port] */
     char *base_path; /* endpoint path prefix without trailing '/', usually "" */
     int virtual_host;
     char *access_key, *secret_key, *session_token, *region;
@@ -92,8 +92,10 @@ static s3ckpt_status parse_endpoint(ck_s3 *s, const char *endpoint, const char *
                           "endpoint \"%s\": expected http(s)://host[:port] with no query or spaces",
                           endpoint);
     /* libcurl leaves a scheme's default port out of Host: sign what it sends */
-    if ((strcmp(s->scheme ? s->scheme : "", "http") == 0 && n > 3 && !memcmp(p + n - 3, ":80", 3)) ||
-        (strcmp(s->scheme ? s->scheme : "", "https") == 0 && n > 4 && !memcmp(p + n - 4, ":443", 4)))
+    if ((strcmp(s->scheme ? s->scheme : "", "http") == 0 && n > 3 &&
+         !memcmp(p + n - 3, ":80", 3)) ||
+        (strcmp(s->scheme ? s->scheme : "", "https") == 0 && n > 4 &&
+         !memcmp(p + n - 4, ":443", 4)))
         n -= strcmp(s->scheme, "http") == 0 ? 3 : 4;
     s->hostport = strndup(p, n);
     p = slash ? slash : "";
@@ -504,8 +506,7 @@ static s3ckpt_status fail_status(ck_s3 *s, s3_req *q, const ck_s3_error *e, unsi
              e->request_id[0] ? e->request_id : h->request_id,
              e->request_id[0] || h->request_id[0] ? ")" : "");
     if (attempts > 1)
-        return ck_err_set(s->err, st, "%s: %s%s, after %u attempts", what, detail, hint,
-                          attempts);
+        return ck_err_set(s->err, st, "%s: %s%s, after %u attempts", what, detail, hint, attempts);
     return ck_err_set(s->err, st, "%s: %s%s", what, detail, hint);
 }
 
@@ -543,8 +544,8 @@ static s3ckpt_status sign_into(ck_s3 *s, s3_req *q, ck_buf *path, ck_buf *host, 
                 return st;
         }
         if (s->access_key[0]) {
-            ck_sigv4_request r = {q->method, path->data, q->query, all, n, phash, amz_date,
-                                  s->region, "s3"};
+            ck_sigv4_request r = {q->method, path->data, q->query,  all, n,
+                                  phash,     amz_date,   s->region, "s3"};
 
             if ((st = ck_sigv4_sign(&r, s->access_key, s->secret_key, auth, sizeof(auth), NULL,
                                     NULL)))
@@ -693,8 +694,8 @@ s3ckpt_status ck_s3_get_object(ck_s3 *s, const char *key, size_t max, ck_buf *ou
     st = do_request(s, &q, res);
     if (!st) {
         if (q.http.resp.len > max)
-            st = ck_err_set(s->err, S3CKPT_EPROTOCOL,
-                            "GetObject s3://%s/%s: larger than %zu bytes", s->bucket, key, max);
+            st = ck_err_set(s->err, S3CKPT_EPROTOCOL, "GetObject s3://%s/%s: larger than %zu bytes",
+                            s->bucket, key, max);
         else
             st = ck_buf_append(out, q.http.resp.data ? q.http.resp.data : "", q.http.resp.len);
         res->size = q.http.resp.len;
@@ -758,8 +759,7 @@ s3ckpt_status ck_s3_get_range(ck_s3 *s, const char *key, const char *if_match, u
                         q.http.content_range[0] ? q.http.content_range : "no Content-Range");
     } else if (!st && q.http.status == 200 && off != 0) {
         st = ck_err_set(s->err, S3CKPT_EPROTOCOL,
-                        "GetObject s3://%s/%s: the store ignored the Range header", s->bucket,
-                        key);
+                        "GetObject s3://%s/%s: the store ignored the Range header", s->bucket, key);
     }
     req_cleanup(&q);
     return st;
@@ -804,8 +804,8 @@ static void add_checksum(s3_req *q, ck_s3_checksum sum, const void *body, size_t
 }
 
 s3ckpt_status ck_s3_put_object(ck_s3 *s, const char *key, const void *body, size_t len,
-                               ck_s3_checksum sum, const char *if_none_match,
-                               const char *if_match, ck_s3_result *res, int quiet)
+                               ck_s3_checksum sum, const char *if_none_match, const char *if_match,
+                               ck_s3_result *res, int quiet)
 {
     char sumbuf[CK_S3_SUM_MAX] = "";
     s3_req q;
@@ -843,8 +843,7 @@ typedef struct del_err {
     s3ckpt_status st;
 } del_err;
 
-static s3ckpt_status delete_failed(void *ud, const char *key, const char *code,
-                                   const char *message)
+static s3ckpt_status delete_failed(void *ud, const char *key, const char *code, const char *message)
 {
     del_err *d = ud;
 
@@ -916,8 +915,8 @@ s3ckpt_status ck_s3_create_upload(ck_s3 *s, const char *key, ck_s3_checksum sum,
         add_header(&q, "x-amz-checksum-algorithm", "CRC32C");
     ck_sha256_hex("", 0, q.payload_hash);
     st = do_request(s, &q, &res);
-    if (!st && ck_s3xml_initiate(q.http.resp.data ? q.http.resp.data : "", q.http.resp.len,
-                                 upload_id))
+    if (!st &&
+        ck_s3xml_initiate(q.http.resp.data ? q.http.resp.data : "", q.http.resp.len, upload_id))
         st = ck_err_set(s->err, S3CKPT_EPROTOCOL,
                         "CreateMultipartUpload s3://%s/%s: no UploadId in the answer", s->bucket,
                         key);
@@ -926,8 +925,7 @@ s3ckpt_status ck_s3_create_upload(ck_s3 *s, const char *key, ck_s3_checksum sum,
 }
 
 s3ckpt_status ck_s3_upload_part(ck_s3 *s, const char *key, const char *upload_id, unsigned part,
-                                const void *body, size_t len, ck_s3_checksum sum,
-                                ck_s3_result *res)
+                                const void *body, size_t len, ck_s3_checksum sum, ck_s3_result *res)
 {
     char sumbuf[CK_S3_SUM_MAX] = "", num[16];
     ck_buf query;
@@ -1029,16 +1027,16 @@ s3ckpt_status ck_s3_complete_upload(ck_s3 *s, const char *key, const char *uploa
             break;
         if (round < 4 && (is_code(&e, "InternalError") || is_code(&e, "SlowDown") ||
                           is_code(&e, "ServiceUnavailable"))) {
-            logf_(s, 1, "CompleteMultipartUpload s3://%s/%s: HTTP 200 with %s; retrying",
-                  s->bucket, key, e.code);
+            logf_(s, 1, "CompleteMultipartUpload s3://%s/%s: HTTP 200 with %s; retrying", s->bucket,
+                  key, e.code);
             sleep_ms(s, backoff_ms(round));
             continue;
         }
         st = ck_err_set(s->err, S3CKPT_ESERVER,
                         "CompleteMultipartUpload s3://%s/%s: HTTP %ld with error %s%s%s "
                         "(request id %s)",
-                        s->bucket, key, q.http.status, e.code, e.message[0] ? ": " : "",
-                        e.message, e.request_id);
+                        s->bucket, key, q.http.status, e.code, e.message[0] ? ": " : "", e.message,
+                        e.request_id);
         goto out;
     }
     if (ck_s3xml_complete(q.http.resp.data ? q.http.resp.data : "", q.http.resp.len, res->etag))
@@ -1073,8 +1071,8 @@ s3ckpt_status ck_s3_abort_upload(ck_s3 *s, const char *key, const char *upload_i
 
 #define LIST_BODY_MAX ((size_t)8 << 20)
 
-s3ckpt_status ck_s3_list_objects(ck_s3 *s, const char *prefix, int delimited,
-                                 ck_s3xml_obj_fn *fn, void *ud)
+s3ckpt_status ck_s3_list_objects(ck_s3 *s, const char *prefix, int delimited, ck_s3xml_obj_fn *fn,
+                                 void *ud)
 {
     char token[2048] = "";
     ck_buf query;
@@ -1103,9 +1101,8 @@ s3ckpt_status ck_s3_list_objects(ck_s3 *s, const char *prefix, int delimited,
             char before[sizeof(token)];
 
             memcpy(before, token, sizeof(token));
-            st = ck_s3xml_list_objects(q.http.resp.data ? q.http.resp.data : "",
-                                       q.http.resp.len, fn, ud, &truncated, token,
-                                       sizeof(token));
+            st = ck_s3xml_list_objects(q.http.resp.data ? q.http.resp.data : "", q.http.resp.len,
+                                       fn, ud, &truncated, token, sizeof(token));
             if (st == S3CKPT_EPROTOCOL || (!st && truncated && !strcmp(before, token)))
                 st = ck_err_set(s->err, S3CKPT_EPROTOCOL,
                                 "ListObjectsV2 s3://%s/%s: malformed answer (or a page token "
@@ -1131,8 +1128,7 @@ s3ckpt_status ck_s3_list_uploads(ck_s3 *s, const char *prefix, ck_s3xml_upload_f
         s3_req q;
 
         query.len = 0;
-        if ((st = query_add(&query, "uploads", "")) ||
-            (st = query_add(&query, "prefix", prefix)) ||
+        if ((st = query_add(&query, "uploads", "")) || (st = query_add(&query, "prefix", prefix)) ||
             (st = query_add(&query, "encoding-type", "url")) ||
             (key_marker[0] && (st = query_add(&query, "key-marker", key_marker))) ||
             (id_marker[0] && (st = query_add(&query, "upload-id-marker", id_marker)))) {
@@ -1148,9 +1144,9 @@ s3ckpt_status ck_s3_list_uploads(ck_s3 *s, const char *prefix, ck_s3xml_upload_f
 
             memcpy(kb, key_marker, sizeof(kb));
             memcpy(ib, id_marker, sizeof(ib));
-            st = ck_s3xml_list_uploads(q.http.resp.data ? q.http.resp.data : "",
-                                       q.http.resp.len, fn, ud, &truncated, key_marker,
-                                       sizeof(key_marker), id_marker, sizeof(id_marker));
+            st = ck_s3xml_list_uploads(q.http.resp.data ? q.http.resp.data : "", q.http.resp.len,
+                                       fn, ud, &truncated, key_marker, sizeof(key_marker),
+                                       id_marker, sizeof(id_marker));
             if (st == S3CKPT_EPROTOCOL ||
                 (!st && truncated && !strcmp(kb, key_marker) && !strcmp(ib, id_marker)))
                 st = ck_err_set(s->err, S3CKPT_EPROTOCOL,
@@ -1193,11 +1189,11 @@ s3ckpt_status ck_s3_list_parts(ck_s3 *s, const char *key, const char *upload_id,
         if (!st) {
             unsigned before = marker;
 
-            st = ck_s3xml_list_parts(q.http.resp.data ? q.http.resp.data : "", q.http.resp.len,
-                                     fn, ud, &truncated, &marker);
+            st = ck_s3xml_list_parts(q.http.resp.data ? q.http.resp.data : "", q.http.resp.len, fn,
+                                     ud, &truncated, &marker);
             if (st == S3CKPT_EPROTOCOL || (!st && truncated && marker <= before))
-                st = ck_err_set(s->err, S3CKPT_EPROTOCOL,
-                                "ListParts s3://%s/%s: malformed answer", s->bucket, key);
+                st = ck_err_set(s->err, S3CKPT_EPROTOCOL, "ListParts s3://%s/%s: malformed answer",
+                                s->bucket, key);
         }
         req_cleanup(&q);
     }

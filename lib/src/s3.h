@@ -38,11 +38,11 @@ typedef struct ck_s3_config {
     const char *session_token;
     const char *ca_bundle;
     ck_s3_addressing addressing;
-    unsigned concurrency;      /* requests in flight at most; 0: 8 */
-    long low_speed_time_s;     /* 0: 60 */
-    unsigned max_attempts;     /* per request; 0: 8 */
-    int64_t clock_offset_s;    /* added to the local clock when signing (tests) */
-    const atomic_int *cancel;  /* optional */
+    unsigned concurrency;     /* requests in flight at most; 0: 8 */
+    long low_speed_time_s;    /* 0: 60 */
+    unsigned max_attempts;    /* per request; 0: 8 */
+    int64_t clock_offset_s;   /* added to the local clock when signing (tests) */
+    const atomic_int *cancel; /* optional */
     void (*log)(void *ud, int level, const char *line);
     void *log_ud;
 } ck_s3_config;
@@ -87,8 +87,8 @@ s3ckpt_status ck_s3_get_range(ck_s3 *s, const char *key, const char *if_match, u
 s3ckpt_status ck_s3_head_object(ck_s3 *s, const char *key, ck_s3_result *res, int quiet);
 /* PutObject with a wire checksum; if_none_match "*" or if_match an ETag, else NULL. */
 s3ckpt_status ck_s3_put_object(ck_s3 *s, const char *key, const void *body, size_t len,
-                               ck_s3_checksum sum, const char *if_none_match,
-                               const char *if_match, ck_s3_result *res, int quiet);
+                               ck_s3_checksum sum, const char *if_none_match, const char *if_match,
+                               ck_s3_result *res, int quiet);
 s3ckpt_status ck_s3_delete_object(ck_s3 *s, const char *key);
 /* DeleteObjects: up to 1000 keys in one request; a key the store could not delete fails the
  * call naming it (missing keys are not failures). */
@@ -104,8 +104,8 @@ s3ckpt_status ck_s3_complete_upload(ck_s3 *s, const char *key, const char *uploa
                                     const ck_s3_part *parts, size_t n, ck_s3_result *res);
 s3ckpt_status ck_s3_abort_upload(ck_s3 *s, const char *key, const char *upload_id);
 /* Every key under prefix (paginated); delimited: only one level (prefixes end in '/'). */
-s3ckpt_status ck_s3_list_objects(ck_s3 *s, const char *prefix, int delimited,
-                                 ck_s3xml_obj_fn *fn, void *ud);
+s3ckpt_status ck_s3_list_objects(ck_s3 *s, const char *prefix, int delimited, ck_s3xml_obj_fn *fn,
+                                 void *ud);
 s3ckpt_status ck_s3_list_uploads(ck_s3 *s, const char *prefix, ck_s3xml_upload_fn *fn, void *ud);
 s3ckpt_status ck_s3_list_parts(ck_s3 *s, const char *key, const char *upload_id,
                                ck_s3xml_part_fn *fn, void *ud);

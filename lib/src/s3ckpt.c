@@ -75,8 +75,9 @@ static int dup_opt(char **dst, const char *src)
 static s3ckpt_status remote_opts(s3ckpt_client *c, const s3ckpt_client_opts *o)
 {
     if (o->addressing < 0 || o->addressing > 2 || o->wire_checksum < 0 || o->wire_checksum > 3 ||
-        o->concurrency > 256 || (o->part_size_bytes && (o->part_size_bytes < ((uint64_t)5 << 20) ||
-                                                        o->part_size_bytes > ((uint64_t)4 << 30))))
+        o->concurrency > 256 ||
+        (o->part_size_bytes &&
+         (o->part_size_bytes < ((uint64_t)5 << 20) || o->part_size_bytes > ((uint64_t)4 << 30))))
         return S3CKPT_EINVAL;
     if (dup_opt(&c->profile, o->profile) || dup_opt(&c->region, o->region) ||
         dup_opt(&c->endpoint, o->endpoint) || dup_opt(&c->ca_bundle, o->ca_bundle))

@@ -71,8 +71,8 @@ struct ck_writer {
     unsigned nold;
     ck_obj_info *info;
     /* guarded by s->lock */
-    unsigned pending;   /* parts queued or in flight */
-    int commit_queued;  /* the last step was asked for */
+    unsigned pending;  /* parts queued or in flight */
+    int commit_queued; /* the last step was asked for */
     s3ckpt_status failed;
     ck_s3_part *parts;
     size_t nparts, parts_cap;
@@ -98,7 +98,7 @@ typedef struct job {
 struct s3_store {
     ck_store base;
     ck_s3 *s3;
-    char *prefix; /* inside the bucket: "" or "a/b/" */
+    char *prefix;           /* inside the bucket: "" or "a/b/" */
     ck_s3_checksum sum_req; /* as asked for (AUTO: probed) */
     int probed, conditional;
     int if_match_bare; /* the endpoint wants If-Match on PUT without quotes (RGW) */
@@ -172,9 +172,10 @@ static s3ckpt_status ensure_probed(s3_store *s)
     s->sum = s->sum_req == CK_S3_SUM_AUTO ? sum : s->sum_req;
     pthread_mutex_unlock(&s->lock);
     if (s->log) {
-        s->log(s->log_ud, 1, s->sum == CK_S3_SUM_CRC32C ? "wire checksum: crc32c" :
-                             s->sum == CK_S3_SUM_MD5    ? "wire checksum: md5 (Content-MD5)" :
-                                                          "wire checksum: off");
+        s->log(s->log_ud, 1,
+               s->sum == CK_S3_SUM_CRC32C ? "wire checksum: crc32c"
+               : s->sum == CK_S3_SUM_MD5  ? "wire checksum: md5 (Content-MD5)"
+                                          : "wire checksum: off");
     }
     return S3CKPT_OK;
 }
@@ -279,16 +280,14 @@ static s3ckpt_status s3_put(ck_store *base, const char *key, const void *data, s
         pthread_mutex_unlock(&s->lock);
         if (mode == CK_PUT_IF_MATCH)
             etag_bare(if_match, bare, sizeof(bare));
-        st = ck_s3_put_object(s->s3, fk, data, len, s->sum,
-                              mode == CK_PUT_IF_ABSENT ? "*" : NULL,
+        st = ck_s3_put_object(s->s3, fk, data, len, s->sum, mode == CK_PUT_IF_ABSENT ? "*" : NULL,
                               mode == CK_PUT_IF_MATCH ? (use_bare ? bare : if_match) : NULL, &res,
                               CK_S3_QUIET_412);
         if (st == S3CKPT_EEXISTS && mode == CK_PUT_IF_MATCH && !use_bare &&
             ck_s3_head_object(s->s3, fk, &res, CK_S3_QUIET_404) == S3CKPT_OK &&
             strcmp(res.etag, if_match) == 0) {
             /* unchanged, yet refused: Ceph RGW compares a PUT's If-Match without the quotes */
-            st = ck_s3_put_object(s->s3, fk, data, len, s->sum, NULL, bare, &res,
-                                  CK_S3_QUIET_412);
+            st = ck_s3_put_object(s->s3, fk, data, len, s->sum, NULL, bare, &res, CK_S3_QUIET_412);
             if (!st) {
                 pthread_mutex_lock(&s->lock);
                 s->if_match_bare = 1;
@@ -562,8 +561,8 @@ static s3ckpt_status run_part(s3_store *s, ck_writer *w, job *j, char etag[CK_S3
             return S3CKPT_OK;
         }
     }
-    st = ck_s3_upload_part(s->s3, w->key, w->upload_id, j->part, j->buf->data, j->buf->len,
-                           s->sum, &res);
+    st = ck_s3_upload_part(s->s3, w->key, w->upload_id, j->part, j->buf->data, j->buf->len, s->sum,
+                           &res);
     if (!st) {
         snprintf(etag, CK_S3_ETAG_MAX, "%s", res.etag);
         snprintf(crc, 16, "%s", res.crc32c);
@@ -586,8 +585,8 @@ static void run_job(s3_store *s, job *j)
     else if (j->kind == JOB_PUT) {
         ck_s3_result res;
 
-        st = ck_s3_put_object(s->s3, w->key, j->buf->data, j->buf->len, s->sum, NULL, NULL,
-                              &res, 0);
+        st =
+            ck_s3_put_object(s->s3, w->key, j->buf->data, j->buf->len, s->sum, NULL, NULL, &res, 0);
         snprintf(etag, sizeof(etag), "%s", res.etag);
     } else if (j->kind == JOB_PART) {
         st = run_part(s, w, j, etag, crc, &reused);
@@ -765,8 +764,7 @@ static s3ckpt_status flush_part(s3_store *s, ck_writer *w)
     if (!w->multipart && (st = start_upload(s, w)))
         return st;
     if (w->next_part > MAX_PARTS)
-        return ck_err_set(s->base.err, S3CKPT_EINVAL, "%s: more than %u parts", w->key,
-                          MAX_PARTS);
+        return ck_err_set(s->base.err, S3CKPT_EINVAL, "%s: more than %u parts", w->key, MAX_PARTS);
     w->cur = NULL;
     if ((st = queue_job(s, w, JOB_PART, b))) {
         pthread_mutex_lock(&s->lock);
@@ -982,8 +980,7 @@ static s3ckpt_status s3_prepare(ck_store *base, const char *prefix)
     return st;
 }
 
-static s3ckpt_status s3_stale_uploads(ck_store *base, const char *prefix, ck_stale_fn *fn,
-                                      void *ud)
+static s3ckpt_status s3_stale_uploads(ck_store *base, const char *prefix, ck_stale_fn *fn, void *ud)
 {
     s3_store *s = (s3_store *)base;
     s3ckpt_status st;
@@ -1087,8 +1084,9 @@ static void s3_unlock(ck_store *base, void *handle)
     /* also after a cancel (Ctrl-C): a lock left behind would block other hosts */
     ck_s3_ignore_cancel(((s3_store *)base)->s3);
     if ((st = s3_remove(base, l->key)) != S3CKPT_OK && s->log)
-        s->log(s->log_ud, 0, "could not delete the lock object; delete it by hand if pushes of this name "
-                             "are refused");
+        s->log(s->log_ud, 0,
+               "could not delete the lock object; delete it by hand if pushes of this name "
+               "are refused");
     free(l->key);
     free(l);
 }
@@ -1196,7 +1194,7 @@ s3ckpt_status ck_store_s3_open(ck_store **out, const char *url, const char *buck
     sc.secret_key = ac->have_creds ? ac->secret_key : NULL;
     sc.session_token = ac->session_token;
     sc.ca_bundle = ac->ca_bundle;
-    sc.addressing = rc->addressing ? (ck_s3_addressing)rc->addressing
+    sc.addressing = rc->addressing        ? (ck_s3_addressing)rc->addressing
                     : ac->addressing == 1 ? CK_S3_ADDR_PATH
                     : ac->addressing == 2 ? CK_S3_ADDR_VIRTUAL
                                           : CK_S3_ADDR_AUTO;
@@ -1218,9 +1216,9 @@ s3ckpt_status ck_store_s3_open(ck_store **out, const char *url, const char *buck
     if (rc->log) {
         char line[2400];
 
-        snprintf(line, sizeof(line), "s3: bucket %s, endpoint %s (%s), region %s (%s), %s",
-                 bucket, ac->endpoint[0] ? ac->endpoint : "AWS", ac->endpoint_source,
-                 ac->region, ac->region_source,
+        snprintf(line, sizeof(line), "s3: bucket %s, endpoint %s (%s), region %s (%s), %s", bucket,
+                 ac->endpoint[0] ? ac->endpoint : "AWS", ac->endpoint_source, ac->region,
+                 ac->region_source,
                  ac->have_creds ? ac->cred_source : "no credentials: unsigned requests");
         rc->log(rc->log_ud, 1, line);
     }
@@ -1228,9 +1226,9 @@ s3ckpt_status ck_store_s3_open(ck_store **out, const char *url, const char *buck
     s->log = rc->log;
     s->log_ud = rc->log_ud;
     if (ac->ca_bundle[0] && access(ac->ca_bundle, R_OK)) {
-        st = ck_err_set(err, S3CKPT_ECONFIG, "CA bundle %s (%s): %s", ac->ca_bundle,
-                        rc->ca_bundle ? "--ca-bundle" : "AWS_CA_BUNDLE or profile",
-                        strerror(errno));
+        st =
+            ck_err_set(err, S3CKPT_ECONFIG, "CA bundle %s (%s): %s", ac->ca_bundle,
+                       rc->ca_bundle ? "--ca-bundle" : "AWS_CA_BUNDLE or profile", strerror(errno));
         goto fail;
     }
     s->min_part = rc->part_size ? rc->part_size : (uint64_t)8 << 20;

@@ -62,8 +62,18 @@ static void make_bucket(const char *tag)
     snprintf(user, sizeof(user), "%s:%s", getenv("S3CKPT_TEST_ACCESS_KEY"),
              getenv("S3CKPT_TEST_SECRET_KEY"));
     snprintf(url, sizeof(url), "%s/%s", getenv("S3CKPT_TEST_ENDPOINT"), bucket);
-    char *argv[] = {"/usr/bin/curl", "-sf", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", user, "-H",
-                    "x-amz-content-sha256: UNSIGNED-PAYLOAD", "-X", "PUT", url, NULL};
+    char *argv[] = {"/usr/bin/curl",
+                    "-sf",
+                    "--aws-sigv4",
+                    "aws:amz:us-east-1:s3",
+                    "--user",
+                    user,
+                    "-H",
+                    "x-amz-content-sha256: UNSIGNED-PAYLOAD",
+                    "-X",
+                    "PUT",
+                    url,
+                    NULL};
     TH_ASSERT_OK(th_run_argv(&r, argv, NULL));
     TH_ASSERT_EXIT(r, 0);
     th_run_free(&r);
@@ -82,8 +92,8 @@ static void start_proxy(const char *faults)
     TH_PATH(portfile, "%s/proxy.port", th_root);
     TH_PATH(stats, "%s/proxy.json", th_root);
     TH_PATH(log, "%s/proxy.log", th_root);
-    char *argv[] = {S3CKPT_FAULTPROXY, "--upstream", upstream, "--port-file", portfile,
-                    "--stats-file", stats, "--faults", (char *)faults, NULL};
+    char *argv[] = {S3CKPT_FAULTPROXY, "--upstream", upstream,   "--port-file",  portfile,
+                    "--stats-file",    stats,        "--faults", (char *)faults, NULL};
     proxy_pid = th_spawn_bg(argv, log);
     cr_assert(proxy_pid > 0, "cannot start the proxy: %s", th_error());
     th_bg_pid = proxy_pid; /* killed at teardown whatever happens */
@@ -168,11 +178,12 @@ static void round_trip(const char *tag, const char *faults, const char *extra, i
     make_tree(src);
     snprintf(store, sizeof(store), "s3://%s/ck", bucket);
     {
-        char *push[] = {S3CKPT_BIN, "push", src, store, "--step", "7", "--json", "--endpoint",
-                        proxy_url, "--part-size", "5M", "--chunk-size", "1M", "--concurrency", "4",
-                        (char *)extra, NULL};
-        char *pull[] = {S3CKPT_BIN, "pull", store, dst, "--json", "--endpoint", proxy_url,
-                        "--concurrency", "4", (char *)extra, NULL};
+        char *push[] = {
+            S3CKPT_BIN, "push",          src,       store,         "--step", "7",
+            "--json",   "--endpoint",    proxy_url, "--part-size", "5M",     "--chunk-size",
+            "1M",       "--concurrency", "4",       (char *)extra, NULL};
+        char *pull[] = {S3CKPT_BIN, "pull",          store, dst,           "--json", "--endpoint",
+                        proxy_url,  "--concurrency", "4",   (char *)extra, NULL};
 
         push_retries = run_json("push", push);
         pull_retries = run_json("pull", pull);
@@ -279,8 +290,8 @@ Test(s3_faults, an_interrupted_push_says_canceled_and_leaves_no_lock)
     make_tree(src);
     snprintf(store, sizeof(store), "s3://%s/ck", bucket);
     {
-        char *argv[] = {S3CKPT_BIN, "push", src, store, "--name", "n1", "--endpoint",
-                        proxy_url, NULL};
+        char *argv[] = {S3CKPT_BIN, "push",       src,       store, "--name",
+                        "n1",       "--endpoint", proxy_url, NULL};
 
         pid = th_spawn_bg(argv, log);
         cr_assert(pid > 0, "%s", th_error());
@@ -299,12 +310,22 @@ Test(s3_faults, an_interrupted_push_says_canceled_and_leaves_no_lock)
     }
     snprintf(user, sizeof(user), "%s:%s", getenv("S3CKPT_TEST_ACCESS_KEY"),
              getenv("S3CKPT_TEST_SECRET_KEY"));
-    snprintf(url, sizeof(url), "%s/%s/ck/.s3ckpt-locks/n1", getenv("S3CKPT_TEST_ENDPOINT"),
-             bucket);
+    snprintf(url, sizeof(url), "%s/%s/ck/.s3ckpt-locks/n1", getenv("S3CKPT_TEST_ENDPOINT"), bucket);
     {
-        char *argv[] = {"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                        "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", user, "-H",
-                        "x-amz-content-sha256: UNSIGNED-PAYLOAD", url, NULL};
+        char *argv[] = {"/usr/bin/curl",
+                        "-s",
+                        "-o",
+                        "/dev/null",
+                        "-w",
+                        "%{http_code}",
+                        "--aws-sigv4",
+                        "aws:amz:us-east-1:s3",
+                        "--user",
+                        user,
+                        "-H",
+                        "x-amz-content-sha256: UNSIGNED-PAYLOAD",
+                        url,
+                        NULL};
 
         TH_ASSERT_OK(th_run_argv(&r, argv, NULL));
         cr_assert_str_eq(r.out, "404", "the lock object is still there (HTTP %s)", r.out);

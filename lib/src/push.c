@@ -346,8 +346,48 @@ static s3ckpt_status open_leftover(push_run *r, size_t i, ck_reader **reader)
     return st;
 }
 
+typedef struct key_set {
+    char **keys;
+    size_t n, cap;
+} key_set;
+
+static s3ckpt_status collect_key(void *ud, const char *key, int is_prefix)
+{
+    key_set *k = ud;
+
+    if (is_prefix)
+        return S3CKPT_OK;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        char **n = realloc(k->keys, cap * sizeof(*n));
+
+        if (!n)
+            return S3CKPT_ENOMEM;
+        k->keys = n;
+        k->cap = cap;
+    }
+    if (!(k->keys[k->n] = strdup(key)))
+        return S3CKPT_ENOMEM;
+    k->n++;
+    return S3CKPT_OK;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void key_set_free(key_set *k)
+{
+    while (k->n)
+        free(k->keys[--k->n]);
+    free(k->keys);
+}
+
 /* Finds data objects that an interrupted run of this push already wrote, digests the local
- * files they claim to hold (no compression), and keeps those that match chunk for chunk. */
+ * files they claim to hold (no compression), and keeps those that match chunk for chunk.
+ * One listing of the checkpoint's data says which exist, so a fresh push sends no request
+ * per file. */
 static s3ckpt_status find_reusable(push_run *r)
 {
     size_t n = r->m.nentries, i, ncand = 0;
@@ -356,12 +396,30 @@ static s3ckpt_status find_reusable(push_run *r)
     ck_reader **readers = calloc(n + 1, sizeof(*readers));
     ck_digest_acc acc;
     uint64_t *left = calloc(n + 1, sizeof(*left)), k = 0, off = 0;
+    key_set existing = {NULL, 0, 0};
     s3ckpt_status st = S3CKPT_OK;
     ck_slot *s;
 
     if (!cand || !info || !left || !readers) {
         st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
         goto out;
+    }
+    {
+        char dprefix[CK_NAME_MAX + 16];
+
+        snprintf(dprefix, sizeof(dprefix), "%s%s", r->prefix, CK_DATA_PREFIX);
+        st = r->store->ops->list(r->store, dprefix, 0, collect_key, &existing);
+        if (st == S3CKPT_ENOTFOUND) {
+            st = S3CKPT_OK;
+            ck_err_reset(&r->c->err);
+        }
+        if (st) {
+            if (st == S3CKPT_ENOMEM)
+                ck_err_set(&r->c->err, st, "out of memory");
+            goto out;
+        }
+        if (existing.n)
+            qsort(existing.keys, existing.n, sizeof(*existing.keys), str_cmp);
     }
     for (i = 0; i < n; i++) {
         char *key;
@@ -371,6 +429,11 @@ static s3ckpt_status find_reusable(push_run *r)
         if (!(key = data_key(r, r->m.entries[i].path))) {
             st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
             goto out;
+        }
+        if (!existing.n ||
+            !bsearch(&key, existing.keys, existing.n, sizeof(*existing.keys), str_cmp)) {
+            free(key); /* not in the store: nothing to check */
+            continue;
         }
         if (read_candidate(r, i, key, &cand[i], &info[i]) == 0) {
             r->reused[i] = 1;
@@ -479,6 +542,7 @@ out:
     free(cand);
     free(info);
     free(left);
+    key_set_free(&existing);
     return st;
 }
 

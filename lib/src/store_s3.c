@@ -1003,21 +1003,45 @@ typedef struct s3_lock {
     char etag[CK_ETAG_MAX];
 } s3_lock;
 
-/* Lock object body: "host <hostname>\npid <pid>\nsince <unix time>\n". */
-static int lock_is_stale(const char *body, const char *host)
+/* Where a process id means something: the boot and the pid namespace (containers sharing a
+ * host name have their own). */
+static void pid_scope(char *out, size_t n)
 {
-    char h[256];
+    char boot[64] = "?", ns[64] = "?";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    ssize_t k;
+
+    if (f) {
+        if (!fgets(boot, sizeof(boot), f))
+            snprintf(boot, sizeof(boot), "?");
+        boot[strcspn(boot, "\n ")] = '\0';
+        fclose(f);
+    }
+    k = readlink("/proc/self/ns/pid", ns, sizeof(ns) - 1);
+    ns[k > 0 ? k : 0] = '\0';
+    for (char *p = ns; *p; p++)
+        if (*p == ' ' || *p == '\n')
+            *p = '_';
+    snprintf(out, n, "%s/%s", boot[0] ? boot : "?", ns[0] ? ns : "?");
+}
+
+/* Lock object body: "host H\npid P\nsince T\nscope BOOT/PIDNS\n". Stale only when its process
+ * ran on this host, in this boot and pid namespace, and is gone. */
+static int lock_is_stale(const char *body, const char *host, const char *scope)
+{
+    char h[256], sc[200];
     long pid = 0;
     long long since = 0;
 
-    if (sscanf(body, "host %255s\npid %ld\nsince %lld", h, &pid, &since) != 3)
+    if (sscanf(body, "host %255s\npid %ld\nsince %lld\nscope %199s", h, &pid, &since, sc) != 4)
         return 0;
-    return strcmp(h, host) == 0 && pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    return strcmp(h, host) == 0 && strcmp(sc, scope) == 0 && pid > 0 && kill((pid_t)pid, 0) != 0 &&
+           errno == ESRCH;
 }
 
 static s3ckpt_status s3_lock_name(ck_store *base, const char *name, void **handle)
 {
-    char host[256] = "unknown", body[400], key[CK_NAME_MAX + 32];
+    char host[256] = "unknown", body[600], key[CK_NAME_MAX + 32], scope[200];
     ck_obj_info info;
     ck_buf cur;
     s3_lock *l;
@@ -1030,8 +1054,9 @@ static s3ckpt_status s3_lock_name(ck_store *base, const char *name, void **handl
     for (n = 0; host[n]; n++)
         if (host[n] == ' ' || host[n] == '\n')
             host[n] = '_';
-    snprintf(body, sizeof(body), "host %s\npid %ld\nsince %lld\n", host, (long)getpid(),
-             (long long)time(NULL));
+    pid_scope(scope, sizeof(scope));
+    snprintf(body, sizeof(body), "host %s\npid %ld\nsince %lld\nscope %s\n", host, (long)getpid(),
+             (long long)time(NULL), scope);
     snprintf(key, sizeof(key), LOCKS_PREFIX "%s", name);
     if (!(l = calloc(1, sizeof(*l))) || !(l->key = strdup(key))) {
         free(l);
@@ -1041,7 +1066,7 @@ static s3ckpt_status s3_lock_name(ck_store *base, const char *name, void **handl
     if (st == S3CKPT_EEXISTS) {
         ck_buf_init(&cur, 4096);
         st = s3_get(base, key, 4000, &cur, &info);
-        if (!st && lock_is_stale(cur.data, host)) {
+        if (!st && lock_is_stale(cur.data, host, scope)) {
             /* its writer died on this host: take it over, if nobody else did meanwhile */
             st = s3_put(base, key, body, strlen(body), CK_PUT_IF_MATCH, info.etag, &info);
         } else if (!st) {
@@ -1083,7 +1108,11 @@ static void s3_unlock(ck_store *base, void *handle)
         return;
     /* also after a cancel (Ctrl-C): a lock left behind would block other hosts */
     ck_s3_ignore_cancel(((s3_store *)base)->s3);
-    if ((st = s3_remove(base, l->key)) != S3CKPT_OK && s->log)
+    /* only our own lock: if it was taken over (judged stale), it is the new holder's now */
+    st = s3_remove_if_match(base, l->key, l->etag);
+    if (st == S3CKPT_EEXISTS && s->log)
+        s->log(s->log_ud, 0, "the lock object was taken over by another push; left to it");
+    else if (st != S3CKPT_OK && s->log)
         s->log(s->log_ud, 0,
                "could not delete the lock object; delete it by hand if pushes of this name "
                "are refused");

@@ -11,6 +11,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -442,6 +443,31 @@ Test(s3, prefix_with_spaces_utf8_and_reserved_characters_works_for_every_command
     xml = list_keys();
     cr_assert_eq(count_str(xml, "<Key>"), 0, "rm left objects:\n%s", xml);
     free(xml);
+}
+
+/* A fresh push learns what already exists with one listing, not one request per file: its
+ * request count stays near one PUT per small file. */
+Test(s3, a_fresh_push_of_small_files_sends_about_one_request_per_file)
+{
+    char url[PATH_MAX], p[PATH_MAX];
+    uint64_t requests;
+    th_run r;
+    int i;
+
+    s3_begin("fresh");
+    TH_ASSERT_OK(th_mkdirs(SRC, 0755));
+    for (i = 0; i < 200; i++) {
+        TH_PATH(p, "%s/f%03d.bin", SRC, i);
+        TH_ASSERT_OK(th_write_random(p, 1000, (uint64_t)i + 7));
+    }
+    s3_url(url, sizeof(url), "fresh");
+    s3ck(&r, "push", SRC, url, "--step", "1", "--json", NULL);
+    TH_ASSERT_EXIT(r, 0);
+    requests = json_u64(r.out, "requests");
+    cr_assert_eq(json_u64(r.out, "parts_uploaded"), 200, "%s", r.out);
+    /* 200 PUTs + probe, lock, listings, manifest, latest: a few dozen at most, not 400 */
+    cr_assert_lt(requests, 240, "%" PRIu64 " requests for 200 files: %s", requests, r.out);
+    th_run_free(&r);
 }
 
 Test(s3, single_file_push_round_trips)

@@ -754,10 +754,24 @@ static s3ckpt_status prepare_name(push_run *r, int force)
         return S3CKPT_OK;
     if (st)
         return st;
-    if (!force)
+    if (!force) {
+        /* a push killed after its commit but before moving `latest` is re-run: the committed
+         * checkpoint stays as it is, and `latest` gets the move it missed (forward only) */
+        const char *moved = "";
+        ck_manifest old;
+
+        ck_manifest_init(&old);
+        if (!(r->opts && r->opts->no_latest) &&
+            ck_manifest_load(r->c, r->store, r->m.name, &old) == S3CKPT_OK &&
+            ck_latest_update(r->c, r->store, r->m.name, old.step) == S3CKPT_OK)
+            moved = "; latest is up to date with it";
+        ck_manifest_cleanup(&old);
+        ck_err_reset(&r->c->err);
         return ck_err_set(&r->c->err, S3CKPT_EEXISTS,
-                          "push: checkpoint %s already exists in %s (use --force to replace it)",
-                          r->m.name, r->store->url);
+                          "push: checkpoint %s already exists in %s (use --force to replace "
+                          "it)%s",
+                          r->m.name, r->store->url, moved);
+    }
     /* replacing: make the old one invisible before its objects are overwritten */
     ck_log(r->c, 1, "replacing checkpoint %s", r->m.name);
     st = r->store->ops->remove(r->store, key);

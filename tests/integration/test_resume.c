@@ -387,6 +387,34 @@ Test(resume, push_rerun_does_not_keep_a_damaged_leftover_object)
 
 /* ---- concurrent pushes ---- */
 
+/* A push killed after its manifest was committed but before `latest` moved (simulated with
+ * --no-latest): re-running it refuses to rewrite the checkpoint (exit 8) but gives `latest`
+ * the move it missed, so a pull of latest gets the new checkpoint. */
+Test(resume, push_rerun_after_commit_moves_the_latest_it_missed)
+{
+    char src[PATH_MAX];
+    th_run r;
+
+    paths();
+    TH_PATH(src, "%s/src", th_root);
+    make_tree(src, 2, 100000, 5);
+    TH_S3CKPT_EXPECT(0, "push", src, URL, "--step", "1");
+    TH_S3CKPT_EXPECT(0, "push", src, URL, "--step", "2", "--no-latest");
+    TH_ASSERT_OK(th_s3ckpt(&r, "show", URL, "--json", NULL));
+    TH_ASSERT_EXIT(r, 0);
+    cr_assert_not_null(strstr(r.out, "step-00000001"), "%s", r.out);
+    th_run_free(&r);
+
+    TH_ASSERT_OK(th_s3ckpt(&r, "push", src, URL, "--step", "2", NULL));
+    TH_ASSERT_EXIT(r, 8);
+    TH_ASSERT_STDERR_HAS(r, "latest is up to date");
+    th_run_free(&r);
+    TH_ASSERT_OK(th_s3ckpt(&r, "show", URL, "--json", NULL));
+    TH_ASSERT_EXIT(r, 0);
+    cr_assert_not_null(strstr(r.out, "step-00000002"), "latest did not move: %s", r.out);
+    th_run_free(&r);
+}
+
 TestSuite(concurrent, .init = th_setup, .fini = th_teardown, .timeout = 300);
 
 static pid_t spawn_push(const char *src, const char *url, const char *name, const char *step,

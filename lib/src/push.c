@@ -817,6 +817,21 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
     slot_bytes = (size_t)c->chunk_size + ck_codec_bound((size_t)c->chunk_size);
     if ((st = ck_client_check_memory(c, "push", c->chunk_size, slot_bytes)))
         goto out;
+    if (!r.store->local_root) { /* two chunk slots and two part buffers at the least */
+        uint64_t part = c->remote.part_size ? c->remote.part_size : (uint64_t)8 << 20;
+        uint64_t need =
+            2 * (uint64_t)slot_bytes + 2 * (part + ck_codec_bound((size_t)c->chunk_size));
+
+        if (need > c->max_memory) {
+            st = ck_err_set(&c->err, S3CKPT_EINVAL,
+                            "push: %" PRIu64 "-byte chunks and %" PRIu64
+                            "-byte parts need at least %" PRIu64
+                            " bytes of buffers, more than the memory bound of %" PRIu64
+                            " (raise --max-memory, or lower --chunk-size or --part-size)",
+                            c->chunk_size, part, need, c->max_memory);
+            goto out;
+        }
+    }
     nslots = ck_client_slots(c, slot_bytes);
     if (!r.store->local_root && nslots > 2 && nslots * slot_bytes > c->max_memory / 2)
         nslots = c->max_memory / 2 / slot_bytes > 2 ? c->max_memory / 2 / slot_bytes : 2;

@@ -97,6 +97,8 @@ static s3ckpt_status parse_endpoint(ck_s3 *s, const char *endpoint, const char *
         (strcmp(s->scheme ? s->scheme : "", "https") == 0 && n > 4 &&
          !memcmp(p + n - 4, ":443", 4)))
         n -= strcmp(s->scheme, "http") == 0 ? 3 : 4;
+    if (p[n - 1] == ':')
+        return ck_err_set(s->err, S3CKPT_ECONFIG, "endpoint \"%s\": the port is missing", endpoint);
     s->hostport = strndup(p, n);
     p = slash ? slash : "";
     n = strlen(p);

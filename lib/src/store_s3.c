@@ -171,6 +171,10 @@ static s3ckpt_status ensure_probed(s3_store *s)
     s->conditional = cond;
     s->sum = s->sum_req == CK_S3_SUM_AUTO ? sum : s->sum_req;
     pthread_mutex_unlock(&s->lock);
+    if (s->log && s->sum_req == CK_S3_SUM_CRC32C && sum != CK_S3_SUM_CRC32C)
+        s->log(s->log_ud, 0,
+               "the endpoint does not verify x-amz-checksum-crc32c: uploads are not checked "
+               "by it (--wire-checksum md5 makes it check Content-MD5)");
     if (s->log) {
         s->log(s->log_ud, 1,
                s->sum == CK_S3_SUM_CRC32C ? "wire checksum: crc32c"

@@ -463,7 +463,7 @@ Test(s3err, bad_store_urls_are_usage_errors)
 Test(s3err, bad_s3_option_values_are_usage_errors)
 {
     static const char *const opts[][2] = {{"--part-size", "4M"},
-                                          {"--part-size", "6G"},
+                                          {"--part-size", "5G"},
                                           {"--addressing", "bogus"},
                                           {"--wire-checksum", "sha1"},
                                           {"--concurrency", "0"},
@@ -485,6 +485,19 @@ Test(s3err, bad_s3_option_values_are_usage_errors)
     setenv("AWS_PROFILE", "nosuchprofile", 1);
     expect_fail(2, NULL, "ls", url, NULL);
     cr_assert(!key_exists("st/ck2/manifest.json"), "a refused push wrote");
+}
+
+Test(s3err, a_memory_bound_too_small_for_chunks_and_parts_is_refused_up_front)
+{
+    static const char *const why[] = {"raise --max-memory", NULL};
+    char url[PATH_MAX];
+
+    s3_begin("mem");
+    pushed(url, sizeof(url));
+    /* two 4 MiB chunk slots (8 MiB + zstd bound each) and two 64 MiB parts cannot fit 48 MiB */
+    expect_fail(2, why, "push", SRC, url, "--name", "ck3", "--max-memory", "48M", "--part-size",
+                "64M", NULL);
+    cr_assert(!key_exists("st/ck3/manifest.json"), "a refused push wrote");
 }
 
 /* ---- integrity: objects changed behind the manifest's back ---- */

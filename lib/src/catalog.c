@@ -153,12 +153,13 @@ typedef struct name_list {
     ck_err *err;
 } name_list;
 
-static s3ckpt_status collect_name(void *ud, const char *key, int is_prefix)
+static s3ckpt_status collect_name(void *ud, const char *key, int is_prefix, const ck_obj_info *info)
 {
     name_list *l = ud;
     char why[128], *name;
     size_t len = strlen(key);
 
+    (void)info;
     if (!is_prefix || len < 2)
         return S3CKPT_OK;
     name = strndup(key, len - 1);
@@ -442,11 +443,12 @@ static s3ckpt_status rm_flush(rm_ctx *r)
 }
 
 /* Collects keys and deletes them a batch at a time (one request per 1000 keys on S3). */
-static s3ckpt_status remove_key(void *ud, const char *key, int is_prefix)
+static s3ckpt_status remove_key(void *ud, const char *key, int is_prefix, const ck_obj_info *info)
 {
     rm_ctx *r = ud;
 
     (void)is_prefix;
+    (void)info;
     if (!(r->batch[r->n] = strdup(key)))
         return ck_err_set(r->s->err, S3CKPT_ENOMEM, "out of memory");
     r->n++;

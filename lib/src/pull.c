@@ -831,39 +831,91 @@ out:
     return st;
 }
 
+typedef struct listed {
+    char *key;
+    ck_obj_info info;
+} listed;
+
+typedef struct listed_set {
+    listed *v;
+    size_t n, cap;
+} listed_set;
+
+static s3ckpt_status collect_listed(void *ud, const char *key, int is_prefix,
+                                    const ck_obj_info *info)
+{
+    listed_set *l = ud;
+
+    if (is_prefix)
+        return S3CKPT_OK;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        listed *n = realloc(l->v, cap * sizeof(*n));
+
+        if (!n)
+            return S3CKPT_ENOMEM;
+        l->v = n;
+        l->cap = cap;
+    }
+    if (!(l->v[l->n].key = strdup(key)))
+        return S3CKPT_ENOMEM;
+    l->v[l->n].info = *info;
+    l->n++;
+    return S3CKPT_OK;
+}
+
+static int listed_cmp(const void *a, const void *b)
+{
+    return strcmp(((const listed *)a)->key, ((const listed *)b)->key);
+}
+
+/* Every data object exists with the recorded size (and ETag, where both are known): one
+ * listing of the checkpoint's data, not a request per file. */
 static s3ckpt_status verify_objects(pull_run *r)
 {
+    char prefix[CK_NAME_MAX + 16];
+    listed_set l = {NULL, 0, 0};
+    s3ckpt_status st;
     size_t i;
 
-    for (i = 0; i < r->m.nentries; i++) {
+    snprintf(prefix, sizeof(prefix), "%s/%s", r->name, CK_DATA_PREFIX);
+    st = r->store->ops->list(r->store, prefix, 0, collect_listed, &l);
+    if (st == S3CKPT_ENOMEM)
+        st = ck_err_set(&r->c->err, st, "out of memory");
+    if (!st && l.n)
+        qsort(l.v, l.n, sizeof(*l.v), listed_cmp);
+    for (i = 0; !st && i < r->m.nentries; i++) {
         const ck_entry *e = &r->m.entries[i];
-        ck_obj_info info;
-        char *key;
-        s3ckpt_status st;
+        listed want, *got = NULL;
 
         if (e->is_dir)
             continue;
-        if (!(key = ck_path_join(r->name, e->key)))
-            return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
-        st = r->store->ops->head(r->store, key, &info);
-        if (st == S3CKPT_ENOTFOUND)
+        if (!(want.key = ck_path_join(r->name, e->key))) {
+            st = ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
+            break;
+        }
+        if (l.n)
+            got = bsearch(&want, l.v, l.n, sizeof(*l.v), listed_cmp);
+        if (!got)
             st = ck_err_set(&r->c->err, S3CKPT_ECORRUPT, "verify: %s: data object %s is missing",
-                            e->path, key);
-        else if (!st && info.size != e->object_size)
+                            e->path, want.key);
+        else if (got->info.size != e->object_size)
             st = ck_err_set(&r->c->err, S3CKPT_ECORRUPT,
                             "verify: %s: data object %s is %" PRIu64
                             " bytes, manifest says %" PRIu64,
-                            e->path, key, info.size, e->object_size);
-        else if (!st && info.etag[0] && e->etag[0] && strcmp(info.etag, e->etag))
+                            e->path, want.key, got->info.size, e->object_size);
+        else if (got->info.etag[0] && e->etag[0] && strcmp(got->info.etag, e->etag))
             st = ck_err_set(&r->c->err, S3CKPT_ECORRUPT,
                             "verify: %s: data object %s changed (ETag %s, manifest says %s)",
-                            e->path, key, info.etag, e->etag);
-        free(key);
-        if (st)
-            return st;
-        r->stats.files++;
+                            e->path, want.key, got->info.etag, e->etag);
+        else
+            r->stats.files++;
+        free(want.key);
     }
-    return S3CKPT_OK;
+    for (i = 0; i < l.n; i++)
+        free(l.v[i].key);
+    free(l.v);
+    return st;
 }
 
 s3ckpt_status ck_verify_run(s3ckpt_client *c, const char *store_url, const char *name, int deep,

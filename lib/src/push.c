@@ -351,10 +351,11 @@ typedef struct key_set {
     size_t n, cap;
 } key_set;
 
-static s3ckpt_status collect_key(void *ud, const char *key, int is_prefix)
+static s3ckpt_status collect_key(void *ud, const char *key, int is_prefix, const ck_obj_info *info)
 {
     key_set *k = ud;
 
+    (void)info;
     if (is_prefix)
         return S3CKPT_OK;
     if (k->n == k->cap) {

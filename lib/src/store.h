@@ -31,8 +31,9 @@ typedef struct ck_store ck_store;
 typedef struct ck_reader ck_reader; /* one object, pinned to what it was when opened */
 typedef struct ck_writer ck_writer; /* one object under construction; invisible until commit */
 
-/* Called per key (or per common prefix, ending in '/', when listing with a delimiter). */
-typedef s3ckpt_status ck_list_fn(void *ud, const char *key, int is_prefix);
+/* Called per key (or per common prefix, ending in '/', when listing with a delimiter); info
+ * holds the object's size and ETag ("" when the store cannot tell cheaply; zero for prefixes). */
+typedef s3ckpt_status ck_list_fn(void *ud, const char *key, int is_prefix, const ck_obj_info *info);
 /* Called per incomplete upload found by stale_uploads; returns 1 to abort it. */
 typedef int ck_stale_fn(void *ud, const char *key, const char *initiated);
 

@@ -434,10 +434,14 @@ static s3ckpt_status list_dir(file_store *fs, const char *prefix, int delimited,
         if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW))
             continue; /* removed meanwhile */
         if (S_ISDIR(sb.st_mode)) {
+            ck_obj_info none = {0, ""};
+
             snprintf(key, klen, "%s%s/", prefix, de->d_name);
-            st = delimited ? fn(ud, key, 1) : list_dir(fs, key, 0, fn, ud);
+            st = delimited ? fn(ud, key, 1, &none) : list_dir(fs, key, 0, fn, ud);
         } else if (S_ISREG(sb.st_mode)) {
-            st = fn(ud, key, 0);
+            ck_obj_info info = {(uint64_t)sb.st_size, ""};
+
+            st = fn(ud, key, 0, &info);
         }
     }
     closedir(d);
@@ -496,13 +500,14 @@ static s3ckpt_status fs_remove(ck_store *s, const char *key)
 }
 
 /* ".s3ckpt-tmp.<pid>.<n>" of a process that is gone */
-static s3ckpt_status remove_stale(void *ud, const char *key, int is_prefix)
+static s3ckpt_status remove_stale(void *ud, const char *key, int is_prefix, const ck_obj_info *info)
 {
     ck_store *s = ud;
     const char *base = strrchr(key, '/');
     char *end;
     long pid;
 
+    (void)info;
     base = base ? base + 1 : key;
     if (is_prefix || strncmp(base, TMP_TAG, strlen(TMP_TAG)))
         return S3CKPT_OK;

@@ -370,12 +370,13 @@ static s3ckpt_status list_one(void *ud, const char *key, int is_prefix, uint64_t
 {
     list_ctx *l = ud;
     size_t n = strlen(l->s->prefix);
+    ck_obj_info info;
 
-    (void)size;
-    (void)etag;
     if (strncmp(key, l->s->prefix, n) || !key[n])
         return S3CKPT_OK;
-    return l->fn(l->ud, key + n, is_prefix);
+    info.size = size;
+    snprintf(info.etag, sizeof(info.etag), "%s", etag ? etag : "");
+    return l->fn(l->ud, key + n, is_prefix, &info);
 }
 
 static s3ckpt_status s3_list(ck_store *base, const char *prefix, int delimited, ck_list_fn *fn,

@@ -117,8 +117,8 @@ static void s3_parses(const char *url, const char *bucket, const char *prefix)
 {
     char b[64], p[256], why[120];
 
-    cr_assert_eq(ck_store_s3_parse(url, b, sizeof(b), p, sizeof(p), why, sizeof(why)), 0,
-                 "%s: %s", url, why);
+    cr_assert_eq(ck_store_s3_parse(url, b, sizeof(b), p, sizeof(p), why, sizeof(why)), 0, "%s: %s",
+                 url, why);
     cr_assert_str_eq(b, bucket, "%s", url);
     cr_assert_str_eq(p, prefix, "%s", url);
 }
@@ -136,13 +136,13 @@ Test(store_url, s3_url_refuses_control_characters_and_overlong_buckets)
 {
     char b[64], p[256], why[120];
 
-    cr_assert_neq(ck_store_s3_parse("s3://bucket/a\nb", b, sizeof(b), p, sizeof(p), why,
-                                    sizeof(why)),
-                  0);
-    cr_assert_neq(ck_store_s3_parse("s3://"
-                                    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/x",
-                                    b, sizeof(b), p, sizeof(p), why, sizeof(why)),
-                  0);
+    cr_assert_neq(
+        ck_store_s3_parse("s3://bucket/a\nb", b, sizeof(b), p, sizeof(p), why, sizeof(why)), 0);
+    cr_assert_neq(
+        ck_store_s3_parse("s3://"
+                          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/x",
+                          b, sizeof(b), p, sizeof(p), why, sizeof(why)),
+        0);
     cr_assert_neq(ck_store_s3_parse("s3:///x", b, sizeof(b), p, sizeof(p), why, sizeof(why)), 0);
 }
 
@@ -387,16 +387,18 @@ Test(file_store, put_etag_matches_get_etag)
 typedef struct listing {
     char keys[32][128];
     int prefix[32];
+    uint64_t size[32];
     int n;
 } listing;
 
-static s3ckpt_status collect(void *ud, const char *key, int is_prefix)
+static s3ckpt_status collect(void *ud, const char *key, int is_prefix, const ck_obj_info *info)
 {
     listing *l = ud;
 
     cr_assert_lt(l->n, 32);
     snprintf(l->keys[l->n], sizeof(l->keys[0]), "%s", key);
     l->prefix[l->n] = is_prefix;
+    l->size[l->n] = info->size;
     l->n++;
     return S3CKPT_OK;
 }
@@ -457,16 +459,20 @@ Test(file_store, list_recursive_gives_every_key_under_prefix)
     cr_assert_geq(find_key(&l, "ck1/data/sub/b"), 0);
     cr_assert_eq(l.prefix[find_key(&l, "ck1/data/sub/b")], 0);
     cr_assert_lt(find_key(&l, "ck2/manifest.json"), 0);
+    /* listed with their sizes */
+    cr_assert_eq(l.size[find_key(&l, "ck1/manifest.json")], 2);
+    cr_assert_eq(l.size[find_key(&l, "ck1/data/a")], 1);
 }
 
-static s3ckpt_status collect_existing(void *ud, const char *key, int is_prefix)
+static s3ckpt_status collect_existing(void *ud, const char *key, int is_prefix,
+                                      const ck_obj_info *listed)
 {
     ck_obj_info info;
 
     if (!is_prefix)
         cr_assert_eq(st->ops->head(st, key, &info), S3CKPT_OK, "listed key \"%s\" does not exist",
                      key);
-    return collect(ud, key, is_prefix);
+    return collect(ud, key, is_prefix, listed);
 }
 
 Test(file_store, list_with_prefix_not_ending_in_slash_reports_only_real_keys)
@@ -516,12 +522,14 @@ Test(file_store, list_recursive_from_root_gives_all_keys)
     cr_assert_geq(find_key(&l, "ck2/manifest.json"), 0);
 }
 
-static s3ckpt_status stop_after_one(void *ud, const char *key, int is_prefix)
+static s3ckpt_status stop_after_one(void *ud, const char *key, int is_prefix,
+                                    const ck_obj_info *info)
 {
     int *calls = ud;
 
     (void)key;
     (void)is_prefix;
+    (void)info;
     (*calls)++;
     return S3CKPT_ECANCELED;
 }

@@ -626,7 +626,6 @@ static s3ckpt_status do_request(ck_s3 *s, s3_req *q, ck_s3_result *res)
             st = fail_status(s, q, &e, attempt);
             res->err = e;
             res->status = q->http.status;
-            res->attempts = attempt;
             goto out;
         }
         wait_ms = backoff_ms(attempt);
@@ -653,7 +652,6 @@ static s3ckpt_status do_request(ck_s3 *s, s3_req *q, ck_s3_result *res)
             goto out;
         }
     }
-    res->attempts = attempt;
     res->status = q->http.status;
     snprintf(res->etag, sizeof(res->etag), "%.*s", (int)sizeof(res->etag) - 1, q->http.etag);
     res->size = q->http.has_content_length ? q->http.content_length : 0;
@@ -958,29 +956,23 @@ s3ckpt_status ck_s3_upload_part(ck_s3 *s, const char *key, const char *upload_id
     return st;
 }
 
-/* The ETag of a completed multipart object, read with HEAD: it must be a multipart ETag of n
- * parts ("...-n"). For endpoints whose Complete answer has an empty <ETag> (Ceph RGW Pacific)
- * and for a Complete retried after its answer was lost (then NoSuchUpload). */
-static s3ckpt_status etag_by_head(ck_s3 *s, const char *key, size_t n, ck_s3_result *res)
+/* The ETag of a completed multipart object, read with HEAD into res: 1 when key exists with
+ * a multipart ETag of n parts ("...-n"), else 0 (nothing recorded). For endpoints whose
+ * Complete answer has an empty <ETag> (Ceph RGW Pacific), and for a Complete whose earlier
+ * attempt got through with its answer lost (then NoSuchUpload). */
+static int multipart_etag(ck_s3 *s, const char *key, size_t n, ck_s3_result *res)
 {
     ck_s3_result head;
     char suffix[24];
     size_t el, sl;
-    s3ckpt_status st;
 
     snprintf(suffix, sizeof(suffix), "-%zu\"", n);
-    st = ck_s3_head_object(s, key, &head, CK_S3_QUIET_404);
-    el = strlen(head.etag);
     sl = strlen(suffix);
-    if (st == S3CKPT_ENOTFOUND || (!st && (el < sl || strcmp(head.etag + el - sl, suffix))))
-        return ck_err_set(s->err, S3CKPT_EPROTOCOL,
-                          "CompleteMultipartUpload s3://%s/%s: no ETag in the answer, and the "
-                          "object %s",
-                          s->bucket, key,
-                          st ? "is not there" : "has the ETag of another number of parts");
-    if (!st)
-        snprintf(res->etag, sizeof(res->etag), "%s", head.etag);
-    return st;
+    if (ck_s3_head_object(s, key, &head, CK_S3_QUIET_404) != S3CKPT_OK ||
+        (el = strlen(head.etag)) < sl || strcmp(head.etag + el - sl, suffix))
+        return 0;
+    snprintf(res->etag, sizeof(res->etag), "%s", head.etag);
+    return 1;
 }
 
 s3ckpt_status ck_s3_complete_upload(ck_s3 *s, const char *key, const char *upload_id,
@@ -990,7 +982,7 @@ s3ckpt_status ck_s3_complete_upload(ck_s3 *s, const char *key, const char *uploa
     ck_s3_error e;
     s3_req q;
     s3ckpt_status st;
-    unsigned round, attempts = 0;
+    unsigned round;
 
     ck_buf_init(&query, 4096);
     ck_buf_init(&body, (size_t)64 << 20);
@@ -1009,18 +1001,19 @@ s3ckpt_status ck_s3_complete_upload(ck_s3 *s, const char *key, const char *uploa
     q.quiet = CK_S3_QUIET_404;
     for (round = 1;; round++) {
         st = do_request(s, &q, res);
-        attempts += res->attempts;
-        if (st == S3CKPT_ENOTFOUND && attempts > 1) {
-            /* NoSuchUpload after a retry: the lost first answer may have completed it */
-            st = etag_by_head(s, key, n, res);
-            goto out;
-        }
-        if (st == S3CKPT_ENOTFOUND)
-            st = ck_err_set(s->err, st,
+        if (st == S3CKPT_ENOTFOUND) {
+            /* NoSuchUpload: a lost answer to an earlier attempt (ours, or libcurl's own resend
+             * on a reused connection) may have completed it; else the upload is gone */
+            if (multipart_etag(s, key, n, res)) {
+                st = S3CKPT_OK;
+                goto out;
+            }
+            st = ck_err_set(s->err, S3CKPT_ENOTFOUND,
                             "CompleteMultipartUpload s3://%s/%s: %s (request id %s); the upload "
                             "is gone (aborted, or completed by another push)",
                             s->bucket, key, res->err.code[0] ? res->err.code : "HTTP 404",
                             res->err.request_id);
+        }
         if (st)
             goto out;
         /* a 200 can still carry an <Error>: not completed; S3 says to retry it */
@@ -1041,8 +1034,12 @@ s3ckpt_status ck_s3_complete_upload(ck_s3 *s, const char *key, const char *uploa
                         e.request_id);
         goto out;
     }
-    if (ck_s3xml_complete(q.http.resp.data ? q.http.resp.data : "", q.http.resp.len, res->etag))
-        st = etag_by_head(s, key, n, res);
+    if (ck_s3xml_complete(q.http.resp.data ? q.http.resp.data : "", q.http.resp.len, res->etag) &&
+        !multipart_etag(s, key, n, res))
+        st = ck_err_set(s->err, S3CKPT_EPROTOCOL,
+                        "CompleteMultipartUpload s3://%s/%s: no ETag in the answer, and the "
+                        "object is not there with the ETag of %zu parts",
+                        s->bucket, key, n);
 out:
     req_cleanup(&q);
     ck_buf_cleanup(&query);

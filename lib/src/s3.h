@@ -66,7 +66,6 @@ const char *ck_s3_bucket(const ck_s3 *s);
 
 typedef struct ck_s3_result {
     long status;
-    unsigned attempts; /* requests sent, retries included */
     char crc32c[16];   /* UploadPart: the base64 CRC32C sent, "" when none */
     char etag[CK_S3_ETAG_MAX];
     uint64_t size; /* Content-Length of a HEAD, or object size from Content-Range */

@@ -300,8 +300,11 @@ static s3ckpt_status s3_put(ck_store *base, const char *key, const void *data, s
         }
         if (st == S3CKPT_ENOTFOUND && mode == CK_PUT_IF_MATCH)
             st = S3CKPT_EEXISTS;
-        if (st == S3CKPT_EEXISTS && res.attempts > 1 && same_content(s, fk, data, len, &res))
-            st = S3CKPT_OK; /* our first attempt got through; its answer was lost */
+        /* an earlier attempt of ours got through and its answer was lost: retried by us, or
+         * by libcurl itself on a reused connection that died (so no attempt count tells) */
+        if (st == S3CKPT_EEXISTS && mode == CK_PUT_IF_ABSENT &&
+            same_content(s, fk, data, len, &res))
+            st = S3CKPT_OK;
     }
     free(fk);
     if (!st && info) {

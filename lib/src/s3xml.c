@@ -371,42 +371,36 @@ int ck_s3xml_error(const char *body, size_t len, ck_s3_error *out)
     return 0;
 }
 
-s3ckpt_status ck_s3xml_initiate(const char *body, size_t len, char upload_id[CK_S3_UPLOADID_MAX])
+/* The one required, non-empty text field `name` of a `root_name` document into out. */
+static s3ckpt_status single_field(const char *body, size_t len, const char *root_name,
+                                  const char *name, char *out, size_t cap)
 {
     xmlDoc *doc;
     const xmlNode *root;
     s3ckpt_status st;
 
-    if (!upload_id)
+    if (!out)
         return S3CKPT_EINVAL;
-    upload_id[0] = '\0';
-    st = parse(body, len, "InitiateMultipartUploadResult", &doc, &root);
+    out[0] = '\0';
+    st = parse(body, len, root_name, &doc, &root);
     if (st)
         return st;
-    st = field(root, "UploadId", F_NONEMPTY, 0, upload_id, CK_S3_UPLOADID_MAX);
+    st = field(root, name, F_NONEMPTY, 0, out, cap);
     if (st)
-        upload_id[0] = '\0';
+        out[0] = '\0';
     xmlFreeDoc(doc);
     return st;
 }
 
+s3ckpt_status ck_s3xml_initiate(const char *body, size_t len, char upload_id[CK_S3_UPLOADID_MAX])
+{
+    return single_field(body, len, "InitiateMultipartUploadResult", "UploadId", upload_id,
+                        CK_S3_UPLOADID_MAX);
+}
+
 s3ckpt_status ck_s3xml_complete(const char *body, size_t len, char etag[CK_S3_ETAG_MAX])
 {
-    xmlDoc *doc;
-    const xmlNode *root;
-    s3ckpt_status st;
-
-    if (!etag)
-        return S3CKPT_EINVAL;
-    etag[0] = '\0';
-    st = parse(body, len, "CompleteMultipartUploadResult", &doc, &root);
-    if (st)
-        return st;
-    st = field(root, "ETag", F_NONEMPTY, 0, etag, CK_S3_ETAG_MAX);
-    if (st)
-        etag[0] = '\0';
-    xmlFreeDoc(doc);
-    return st;
+    return single_field(body, len, "CompleteMultipartUploadResult", "ETag", etag, CK_S3_ETAG_MAX);
 }
 
 /* ---- list responses: pass 0 validates, pass 1 calls back -------------------------------- */

@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 char EP[256], VEP[256], AK[128], SK[128], OAK[128], OSK[128], REGION[64], BUCKET[64];
 char SRC[PATH_MAX], DEST[PATH_MAX];
 

@@ -884,9 +884,12 @@ Test(s3, rm_of_a_killed_push_removes_its_objects_and_uploads, .timeout = 240)
 static void need_aws_cli(void)
 {
     if (access("/usr/bin/aws", X_OK))
-        cr_skip_test("aws-cli v2 is not installed at " "/usr/bin/aws" " (scripts/rgw install --aws)");
+        cr_skip_test("aws-cli v2 is not installed at "
+                     "/usr/bin/aws"
+                     " (scripts/rgw install --aws)");
     if (access("/usr/bin/zstd", X_OK))
-        cr_skip_test("the zstd CLI is not installed at " "/usr/bin/zstd");
+        cr_skip_test("the zstd CLI is not installed at "
+                     "/usr/bin/zstd");
 }
 
 Test(s3, data_object_read_by_aws_cli_decompresses_with_zstd)

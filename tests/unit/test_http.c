@@ -157,6 +157,18 @@ static void url(char *out, size_t n, const char *path)
     snprintf(out, n, "http://127.0.0.1:%d%s", srv_port, path);
 }
 
+/* A GET of the scripted server's path (URL kept in u) whose 2xx body goes to dst. */
+static void get_req(ck_http_req *r, char *u, size_t un, const char *path, unsigned char *dst,
+                    size_t cap)
+{
+    ck_http_req_init(r);
+    url(u, un, path);
+    r->method = "GET";
+    r->url = u;
+    r->dst = dst;
+    r->dst_cap = cap;
+}
+
 Test(http, put_body_is_read_in_place_and_arrives_whole)
 {
     size_t len = (5u << 20) + 123, i;
@@ -199,12 +211,7 @@ Test(http, ranged_body_lands_in_the_callers_buffer_with_its_content_range)
     ck_http_req r;
 
     cr_assert_eq(ck_http_new(&h, NULL), S3CKPT_OK);
-    ck_http_req_init(&r);
-    url(u, sizeof(u), "/ten");
-    r.method = "GET";
-    r.url = u;
-    r.dst = dst;
-    r.dst_cap = sizeof(dst);
+    get_req(&r, u, sizeof(u), "/ten", dst, sizeof(dst));
     cr_assert_eq(ck_http_run(h, &r), S3CKPT_OK);
     cr_assert_eq(r.status, 206);
     cr_assert_eq(r.dst_len, 10);
@@ -224,12 +231,7 @@ Test(http, a_body_longer_than_the_buffer_is_refused_not_overrun)
 
     memset(dst, 0xee, sizeof(dst));
     cr_assert_eq(ck_http_new(&h, NULL), S3CKPT_OK);
-    ck_http_req_init(&r);
-    url(u, sizeof(u), "/ten");
-    r.method = "GET";
-    r.url = u;
-    r.dst = dst;
-    r.dst_cap = 4;
+    get_req(&r, u, sizeof(u), "/ten", dst, 4);
     cr_assert_eq(ck_http_run(h, &r), S3CKPT_OK);
     cr_assert(r.dst_overflow);
     cr_assert_neq(r.transport, 0);
@@ -246,12 +248,7 @@ Test(http, an_error_body_goes_to_the_response_buffer_with_retry_after)
     ck_http_req r;
 
     cr_assert_eq(ck_http_new(&h, NULL), S3CKPT_OK);
-    ck_http_req_init(&r);
-    url(u, sizeof(u), "/error");
-    r.method = "GET";
-    r.url = u;
-    r.dst = dst;
-    r.dst_cap = sizeof(dst);
+    get_req(&r, u, sizeof(u), "/error", dst, sizeof(dst));
     cr_assert_eq(ck_http_run(h, &r), S3CKPT_OK);
     cr_assert_eq(r.status, 503);
     cr_assert_str_eq(r.retry_after, "3");
@@ -288,12 +285,7 @@ Test(http, cancel_aborts_a_stalled_transfer)
     atomic_store(&cancel, 0);
     o.cancel = &cancel;
     cr_assert_eq(ck_http_new(&h, &o), S3CKPT_OK);
-    ck_http_req_init(&r);
-    url(u, sizeof(u), "/stall");
-    r.method = "GET";
-    r.url = u;
-    r.dst = dst;
-    r.dst_cap = sizeof(dst);
+    get_req(&r, u, sizeof(u), "/stall", dst, sizeof(dst));
     pthread_create(&t, NULL, cancel_later, &ca);
     cr_assert_eq(ck_http_run(h, &r), S3CKPT_ECANCELED);
     pthread_join(t, NULL);
@@ -311,12 +303,7 @@ Test(http, a_stalled_transfer_times_out_after_the_low_speed_time)
 
     o.low_speed_time_s = 1;
     cr_assert_eq(ck_http_new(&h, &o), S3CKPT_OK);
-    ck_http_req_init(&r);
-    url(u, sizeof(u), "/stall");
-    r.method = "GET";
-    r.url = u;
-    r.dst = dst;
-    r.dst_cap = sizeof(dst);
+    get_req(&r, u, sizeof(u), "/stall", dst, sizeof(dst));
     cr_assert_eq(ck_http_run(h, &r), S3CKPT_OK);
     cr_assert(r.timed_out, "transport %d: %s", r.transport, r.transport_msg);
     ck_http_req_cleanup(&r);

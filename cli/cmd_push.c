@@ -22,6 +22,12 @@ static const char help[] =
     "  --meta KEY=VALUE   metadata to store (repeatable), e.g. --meta epoch=3\n"
     "  --no-latest        do not update `latest`\n"
     "  --force            replace a committed checkpoint of the same name\n"
+    "  --filter auto|none|bytes4|bytes2  group byte k of every 4- or 2-byte value together\n"
+    "                     before compression (float32 / bf16 tensors compress 10-15 % better);\n"
+    "                     auto (default) picks per file from a sample\n"
+    "  --no-adapt         always compress fully; by default chunks are compressed less, or\n"
+    "                     stored raw, while the store takes bytes faster than compression\n"
+    "                     makes them, so compression never makes a push slower\n"
     "  --progress         show progress even when stderr is not a terminal\n"
     "  --no-progress      never show progress\n"
     "  --json             print the result as JSON\n" CLI_COMMON_HELP;
@@ -33,6 +39,8 @@ int cmd_push(int argc, char **argv)
                                              {"meta", required_argument, NULL, 'm'},
                                              {"no-latest", no_argument, NULL, 'L'},
                                              {"force", no_argument, NULL, 'f'},
+                                             {"filter", required_argument, NULL, 'F'},
+                                             {"no-adapt", no_argument, NULL, 'A'},
                                              CLI_PROGRESS_LONGOPTS,
                                              CLI_JSON_LONGOPT,
                                              CLI_COMMON_LONGOPTS,
@@ -81,6 +89,17 @@ int cmd_push(int argc, char **argv)
             break;
         case 'f':
             po.force = 1;
+            break;
+        case 'F':
+            if (strcmp(optarg, "auto") && strcmp(optarg, "none") && strcmp(optarg, "bytes4") &&
+                strcmp(optarg, "bytes2")) {
+                free(meta);
+                return cli_usage("push", "--filter takes auto, none, bytes4 or bytes2");
+            }
+            po.filter = optarg;
+            break;
+        case 'A':
+            po.no_adapt = 1;
             break;
         case 'h':
             fputs(help, stdout);

@@ -351,10 +351,13 @@ void cli_print_stats_json(const char *name, const s3ckpt_stats *st)
     printf(",\"files\":%llu,\"raw_bytes\":%llu,\"stored_bytes\":%llu,"
            "\"transferred_bytes\":%llu,\"reused_bytes\":%llu,\"chunks\":%llu,"
            "\"seconds\":%.3f,\"requests\":%llu,\"retries\":%llu,\"parts_uploaded\":%llu,"
-           "\"parts_reused\":%llu}\n",
+           "\"parts_reused\":%llu,\"chunks_full\":%llu,\"chunks_fast\":%llu,"
+           "\"chunks_raw\":%llu}\n",
            (unsigned long long)st->files, (unsigned long long)st->raw_bytes,
            (unsigned long long)st->stored_bytes, (unsigned long long)st->transferred_bytes,
            (unsigned long long)st->reused_bytes, (unsigned long long)st->chunks, st->seconds,
            (unsigned long long)st->requests, (unsigned long long)st->retries,
-           (unsigned long long)st->parts_uploaded, (unsigned long long)st->parts_reused);
+           (unsigned long long)st->parts_uploaded, (unsigned long long)st->parts_reused,
+           (unsigned long long)st->chunks_full, (unsigned long long)st->chunks_fast,
+           (unsigned long long)st->chunks_raw);
 }

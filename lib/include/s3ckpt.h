@@ -98,9 +98,14 @@ typedef struct s3ckpt_stats {
     uint64_t retries;        /* requests repeated after a failure */
     uint64_t parts_uploaded; /* parts and single-request objects sent */
     uint64_t parts_reused;   /* parts already uploaded by an interrupted push, not sent again */
+    /* push: chunks written at each compression effort (adaptive compression lowers it when
+     * the store takes bytes faster than the compressor makes them) */
+    uint64_t chunks_full; /* zstd at the configured level */
+    uint64_t chunks_fast; /* entropy coding of the byte groups that pay */
+    uint64_t chunks_raw;  /* stored as raw blocks */
 } s3ckpt_stats;
 
-#define S3CKPT_PUSH_OPTS_VERSION 1
+#define S3CKPT_PUSH_OPTS_VERSION 2
 typedef struct s3ckpt_push_opts {
     unsigned version; /* S3CKPT_PUSH_OPTS_VERSION */
     const char *name; /* NULL: step-<N> if step >= 0, else derived from the directory name */
@@ -114,6 +119,10 @@ typedef struct s3ckpt_push_opts {
     char *name_out; /* optional: receives the name used (NUL-terminated) */
     size_t name_out_size;
     s3ckpt_stats *stats; /* optional */
+    /* version 2 */
+    const char *filter; /* NULL or "auto": chosen per file from a sample; "none", "bytes2"
+                           (bf16/fp16 byte grouping), "bytes4" (float32 byte grouping) */
+    int no_adapt;       /* 1: never compress less than asked, even when the store is faster */
 } s3ckpt_push_opts;
 
 #define S3CKPT_PULL_OPTS_VERSION 1

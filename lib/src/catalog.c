@@ -409,7 +409,7 @@ S3CKPT_API s3ckpt_status s3ckpt_checkpoint_entry(const s3ckpt_checkpoint *ck, si
     out->stored_bytes = e->object_size;
     out->chunks = e->nchunks;
     out->codec = "zstd";
-    out->filter = "none";
+    out->filter = ck_filter_name(e->filter);
     out->digest = e->digest_hex;
     return S3CKPT_OK;
 }

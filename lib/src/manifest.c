@@ -99,7 +99,7 @@ static json_t *encode_entry(const ck_entry *e)
     json_object_set_new(o, "etag", json_string(e->etag ? e->etag : ""));
     json_object_set_new(o, "object_size", u64(e->object_size));
     json_object_set_new(o, "codec", json_string("zstd"));
-    json_object_set_new(o, "filter", json_string("none"));
+    json_object_set_new(o, "filter", json_string(ck_filter_name(e->filter)));
     json_object_set_new(o, "digest", json_string(hex));
     chunks = json_array();
     if (!chunks) {
@@ -251,7 +251,7 @@ static s3ckpt_status decode_entry(ck_entry *e, const json_t *o, size_t idx, char
         FAIL("%s: \"size\" and \"object_size\" must be non-negative integers", e->path);
     if (!(s = get_str(o, "codec")) || strcmp(s, "zstd"))
         FAIL("%s: unsupported codec \"%s\"", e->path, s ? s : "(missing)");
-    if (!(s = get_str(o, "filter")) || strcmp(s, "none"))
+    if (!(s = get_str(o, "filter")) || ck_filter_parse(s, &e->filter))
         FAIL("%s: unsupported filter \"%s\"", e->path, s ? s : "(missing)");
     if (!json_is_string(json_object_get(o, "key")) || !json_is_string(json_object_get(o, "etag")))
         FAIL("%s: \"key\" and \"etag\" must be strings", e->path);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codec.h"
 #include "digest.h"
 #include "s3ckpt.h"
 
@@ -36,6 +37,7 @@ typedef struct ck_entry {
     char *key;            /* data object key, relative to the checkpoint: "data/<path>" */
     char *etag;           /* of the data object as the store reported it; may be "" */
     uint64_t object_size; /* bytes of the data object = sum of stored_len */
+    ck_filter filter;     /* applied to every chunk before compression */
     ck_chunk *chunks;
     uint64_t nchunks;
     ck_digest digest;                   /* derived from the chunk digests */

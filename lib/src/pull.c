@@ -72,7 +72,7 @@ static void pull_job(ck_slot *s, unsigned worker, void *arg)
     if (s->status)
         return;
     s->status = ck_codec_decompress(ctx->codecs[worker], s->raw, s->raw_len, s->stored,
-                                    s->stored_len, why, sizeof(why));
+                                    s->stored_len, (ck_filter)s->filter, why, sizeof(why));
     if (s->status) {
         ck_err_set(&ctx->c->err, s->status,
                    "%s: %s chunk %" PRIu64 " (stored bytes %" PRIu64 "..%" PRIu64 "): %s", ctx->op,
@@ -295,6 +295,7 @@ static s3ckpt_status run_pipeline(pull_run *r)
             s->stored_off = stored_off;
             s->stored_len = e->chunks[ic].stored_len;
             s->expect = e->chunks[ic].digest;
+            s->filter = e->filter;
             s->fresh = r->fresh[ie];
             s->check_local = r->ctx.write && !r->fresh[ie];
             stored_off += e->chunks[ic].stored_len;

@@ -59,13 +59,27 @@ static void push_job(ck_slot *s, unsigned worker, void *arg)
         return;
     }
     s->stored_len = (uint32_t)ck_codec_compress(ctx->codecs[worker], s->stored, s->stored_cap,
-                                                s->raw, s->raw_len, why, sizeof(why));
+                                                s->raw, s->raw_len, (ck_filter)s->filter,
+                                                (ck_effort)s->effort, why, sizeof(why));
     if (s->stored_len == 0)
         s->status = ck_err_set(&ctx->c->err, S3CKPT_EIO, "push: %s/%s chunk %" PRIu64 ": %s",
                                ctx->base, s->path, s->chunk, why);
     else
         s->frame_hash = ck_digest64(s->stored, s->stored_len);
 }
+
+/* Adaptive effort: the coordinator times how long it waits for compressed chunks (the
+ * compressor is the bottleneck) and how long the store takes them (the store is). When the
+ * store is the faster side, compressing less makes the push no slower and often faster; when
+ * the store is slower, compression is free. Decided over windows of a few chunks. */
+#define ADAPT_WINDOW 8
+typedef struct ck_adapt {
+    int on;
+    int cap; /* ck_effort ceiling for new chunks */
+    double wait_cpu, wait_store;
+    unsigned n;
+    unsigned skip; /* chunks not counted yet: the pipeline is still filling */
+} ck_adapt;
 
 typedef struct push_run {
     s3ckpt_client *c;
@@ -79,7 +93,11 @@ typedef struct push_run {
     int *reused;        /* entry's object from an interrupted run is kept as it is */
     ck_obj_info *infos; /* filled by the store once an object's commit has finished (sync) */
     int check_frames;   /* resume reads stored frames back (cheap on a local store) */
-    void *lock;         /* this push's claim on the name */
+    int auto_filter;    /* choose each file's filter from a sample */
+    ck_filter filter;   /* otherwise this one for every file */
+    unsigned char *filter_known; /* entry's filter chosen */
+    ck_adapt adapt;
+    void *lock; /* this push's claim on the name */
     const s3ckpt_push_opts *opts;
     s3ckpt_stats stats;
     uint64_t done_bytes;
@@ -107,6 +125,68 @@ static s3ckpt_status check_unchanged(push_run *r, size_t i)
                       r->walk.base, r->walk.entries[i].path);
 }
 
+/* Decides the filter of entry i from up to 8 evenly spread 8 KiB samples of its open file. */
+static void choose_filter(push_run *r, size_t i)
+{
+    enum { WINDOWS = 8, WINDOW = 8192 };
+    ck_entry *e = &r->m.entries[i];
+    unsigned char *buf;
+    size_t len = 0, k;
+
+    if (r->filter_known[i])
+        return;
+    r->filter_known[i] = 1;
+    e->filter = r->filter;
+    if (!r->auto_filter || !(buf = malloc(WINDOWS * WINDOW)))
+        return;
+    for (k = 0; k < WINDOWS; k++) {
+        /* 64-byte aligned: tensors in torch.save zips and safetensors are aligned too */
+        uint64_t off = e->size > WINDOW ? (e->size - WINDOW) / WINDOWS * k & ~(uint64_t)63 : 0;
+        ssize_t got = pread(r->fds[i], buf + len, WINDOW, (off_t)off);
+
+        if (got <= 0)
+            break;
+        len += (size_t)got & ~(size_t)3;
+        if (e->size <= WINDOW)
+            break;
+    }
+    e->filter = ck_filter_guess(buf, len);
+    free(buf);
+}
+
+/* The effort entry e's next chunk is compressed at. Grouped floats get no more from zstd's match
+ * finder than from entropy coding of the exponent bytes (bench/CODEC_STUDY.md), so FAST is their
+ * best; other data gets the configured level. */
+static ck_effort chunk_effort(push_run *r, const ck_entry *e)
+{
+    ck_effort top =
+        e->filter != CK_FILTER_NONE && r->c->level <= 1 ? CK_EFFORT_FAST : CK_EFFORT_FULL;
+
+    return r->adapt.on && (int)top > r->adapt.cap ? (ck_effort)r->adapt.cap : top;
+}
+
+/* After each chunk handed to the store: compress less when chunks keep the store waiting,
+ * more when the store keeps them waiting. */
+static void adapt_update(ck_adapt *a, double wait_cpu, double wait_store)
+{
+    if (!a->on)
+        return;
+    if (a->skip) {
+        a->skip--;
+        return;
+    }
+    a->wait_cpu += wait_cpu;
+    a->wait_store += wait_store;
+    if (++a->n < ADAPT_WINDOW)
+        return;
+    if (a->wait_cpu > 1.5 * a->wait_store && a->cap > CK_EFFORT_RAW)
+        a->cap--;
+    else if (a->wait_store > 1.5 * a->wait_cpu && a->cap < CK_EFFORT_FULL)
+        a->cap++;
+    a->wait_cpu = a->wait_store = 0;
+    a->n = 0;
+}
+
 static s3ckpt_status open_source(push_run *r, size_t i)
 {
     char *p = ck_walk_local_path(&r->walk, &r->walk.entries[i]);
@@ -121,8 +201,8 @@ static s3ckpt_status open_source(push_run *r, size_t i)
                         "push: %s: %s (it was there when the directory "
                         "was read)",
                         p, strerror(errno));
-    else
-        st = check_unchanged(r, i);
+    else if (!(st = check_unchanged(r, i)))
+        choose_filter(r, i);
     free(p);
     return st;
 }
@@ -188,6 +268,16 @@ static void report(push_run *r)
         r->opts->on_progress(r->opts->userdata, r->done_bytes, r->m.bytes);
 }
 
+static void count_effort(s3ckpt_stats *st, ck_effort e)
+{
+    if (e == CK_EFFORT_FULL)
+        st->chunks_full++;
+    else if (e == CK_EFFORT_FAST)
+        st->chunks_fast++;
+    else
+        st->chunks_raw++;
+}
+
 /* Issues chunk jobs in entry order and appends their frames in the same order. */
 static s3ckpt_status run_pipeline(push_run *r)
 {
@@ -195,6 +285,7 @@ static s3ckpt_status run_pipeline(push_run *r)
     uint64_t ic = 0, cc = 0, seq = 0, head = 0;
     ck_slot **ring = calloc(nslots, sizeof(*ring));
     ck_writer *w = NULL;
+    double t0, t1;
     ck_digest_acc acc = {NULL};
     s3ckpt_status st = S3CKPT_OK;
     ck_slot *s;
@@ -240,6 +331,8 @@ static s3ckpt_status run_pipeline(push_run *r)
             s->fd = r->fds[ie];
             s->path = r->m.entries[ie].path;
             s->digest_only = 0;
+            s->filter = r->m.entries[ie].filter;
+            s->effort = chunk_effort(r, &r->m.entries[ie]);
             s->raw_off = ic * r->m.chunk_size;
             s->raw_len = r->m.entries[ie].chunks[ic].raw_len;
             ring[seq++ % nslots] = s;
@@ -256,7 +349,9 @@ static s3ckpt_status run_pipeline(push_run *r)
             break;
         }
         /* collect the oldest job: it belongs to entry ce, chunk cc */
+        t0 = ck_now();
         s = ck_pool_wait(r->pool, ring[head++ % nslots]);
+        t1 = ck_now();
         if (s->status) {
             st = ck_err_set(&r->c->err, s->status, "push: canceled");
             ck_pool_release(r->pool, s);
@@ -267,6 +362,8 @@ static s3ckpt_status run_pipeline(push_run *r)
             break;
         }
         st = r->store->ops->write(w, s->stored, s->stored_len);
+        adapt_update(&r->adapt, t1 - t0, ck_now() - t1);
+        count_effort(&r->stats, (ck_effort)s->effort);
         e->chunks[cc].stored_len = s->stored_len;
         e->chunks[cc].digest = s->digest;
         e->chunks[cc].frame_hash = s->frame_hash;
@@ -462,6 +559,12 @@ static s3ckpt_status find_reusable(push_run *r)
                 ck_pool_release(r->pool, s);
                 break;
             }
+            if (k == 0 && cand[i].filter != r->m.entries[i].filter) {
+                r->reused[i] = -1; /* stored with another filter: rewrite it */
+                k = cand[i].nchunks;
+                ck_pool_release(r->pool, s);
+                continue;
+            }
             s->entry = i;
             s->chunk = k;
             s->fd = r->fds[i];
@@ -583,7 +686,8 @@ static s3ckpt_status build_entries(push_run *r)
     r->fds = malloc((r->walk.n + 1) * sizeof(*r->fds));
     r->reused = calloc(r->walk.n + 1, sizeof(*r->reused));
     r->infos = calloc(r->walk.n + 1, sizeof(*r->infos));
-    if (!r->m.entries || !r->fds || !r->reused || !r->infos)
+    r->filter_known = calloc(r->walk.n + 1, 1);
+    if (!r->m.entries || !r->fds || !r->reused || !r->infos || !r->filter_known)
         return ck_err_set(&r->c->err, S3CKPT_ENOMEM, "out of memory");
     for (i = 0; i < r->walk.n; i++) {
         const ck_walk_entry *w = &r->walk.entries[i];
@@ -779,6 +883,20 @@ static s3ckpt_status prepare_name(push_run *r, int force)
     return st ? st : r->store->ops->sync(r->store); /* gone for good before data changes */
 }
 
+static s3ckpt_status push_options(push_run *r, const s3ckpt_push_opts *o)
+{
+    const char *f = o && o->version >= 2 && o->filter ? o->filter : "auto";
+
+    r->auto_filter = !strcmp(f, "auto");
+    if (!r->auto_filter && ck_filter_parse(f, &r->filter))
+        return ck_err_set(&r->c->err, S3CKPT_EINVAL,
+                          "push: unknown filter \"%.40s\" (auto, none, bytes2 or bytes4)", f);
+    r->adapt.on = !(o && o->version >= 2 && o->no_adapt);
+    r->adapt.cap = CK_EFFORT_FULL;
+    r->adapt.skip = ADAPT_WINDOW;
+    return S3CKPT_OK;
+}
+
 s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_url,
                           const s3ckpt_push_opts *opts)
 {
@@ -792,6 +910,8 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
     r.c = c;
     r.opts = opts;
     r.ctx.c = c;
+    if ((st = push_options(&r, opts)))
+        goto out;
     /* a remote store's part buffers get half the memory bound, the chunk slots the rest */
     c->remote.part_memory = c->max_memory / 2;
     c->remote.max_write = ck_codec_bound((size_t)c->chunk_size);
@@ -887,6 +1007,7 @@ out:
             close(r.fds[i]);
     free(r.fds);
     free(r.reused);
+    free(r.filter_known);
     if (r.store)
         r.store->ops->unlock(r.store, r.lock);
     ck_store_free(r.store);

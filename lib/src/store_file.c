@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,10 +26,26 @@
 #include "path.h"
 #include "store.h"
 
+/* Write-behind: writeback of an object starts every WB_STEP bytes and the writer waits for
+ * what is older than WB_WINDOW; a committed object's last range is waited for when the next
+ * large object commits. Dirty data stays bounded, the disk works while chunks are compressed,
+ * the final sync is short, and a disk slower than the compressor slows writes down where push
+ * sees it (adaptive compression). Advice only: errors surface at sync. Small objects only get
+ * their writeback started. */
+#define WB_STEP ((uint64_t)8 << 20)
+#define WB_WINDOW ((uint64_t)32 << 20)
+
+typedef struct wb_range {
+    int fd; /* a duplicate: the object's own descriptor closes at commit; -1: none */
+    uint64_t off, len;
+} wb_range;
+
 typedef struct file_store {
     ck_store base;
     char *root;
     int rootfd;
+    pthread_mutex_t wb_lock;
+    wb_range wb_prev; /* of the last large object committed */
 } file_store;
 
 struct ck_reader {
@@ -42,7 +59,55 @@ struct ck_writer {
     file_store *fs;
     int fd;
     char *tmp, *final, *key;
+    uint64_t written, started, waited; /* bytes written, sent to writeback, known on disk */
 };
+
+static void wb_wait(int fd, uint64_t off, uint64_t len)
+{
+    (void)sync_file_range(fd, (off_t)off, (off_t)len,
+                          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                              SYNC_FILE_RANGE_WAIT_AFTER);
+}
+
+/* Starts writeback of what w wrote since the last time; waits for what is older than the
+ * window. */
+static void wb_start(ck_writer *w)
+{
+    if (w->written > w->started)
+        (void)sync_file_range(w->fd, (off_t)w->started, (off_t)(w->written - w->started),
+                              SYNC_FILE_RANGE_WRITE);
+    w->started = w->written;
+    if (w->started - w->waited > WB_WINDOW) {
+        wb_wait(w->fd, w->waited, w->started - WB_WINDOW - w->waited);
+        w->waited = w->started - WB_WINDOW;
+    }
+}
+
+/* Forgets (wait 0) or waits for the previous large object's last range. */
+static void wb_prev_done(file_store *fs, int wait)
+{
+    if (fs->wb_prev.fd < 0)
+        return;
+    if (wait)
+        wb_wait(fs->wb_prev.fd, fs->wb_prev.off, fs->wb_prev.len);
+    close(fs->wb_prev.fd);
+    fs->wb_prev.fd = -1;
+}
+
+/* At commit: the object's tail goes to writeback, the previous large object's is waited for,
+ * and this one's becomes the previous. */
+static void wb_commit(ck_writer *w)
+{
+    file_store *fs = w->fs;
+
+    wb_start(w);
+    if (w->written < WB_STEP)
+        return;
+    pthread_mutex_lock(&fs->wb_lock);
+    wb_prev_done(fs, 1);
+    fs->wb_prev = (wb_range){fcntl(w->fd, F_DUPFD_CLOEXEC, 0), w->waited, w->written - w->waited};
+    pthread_mutex_unlock(&fs->wb_lock);
+}
 
 static atomic_uint tmp_counter;
 
@@ -344,6 +409,9 @@ static s3ckpt_status fs_write(ck_writer *w, const void *data, size_t len)
 {
     if (ck_write_full(w->fd, data, len))
         return fail_errno(w->fs, "put", w->key, errno);
+    w->written += len;
+    if (w->written - w->started >= WB_STEP)
+        wb_start(w);
     return S3CKPT_OK;
 }
 
@@ -370,6 +438,7 @@ static s3ckpt_status fs_commit(ck_writer *w, ck_obj_info *info)
         st = fail_errno(w->fs, "put", w->key, errno);
         goto out; /* fs_abort closes it */
     }
+    wb_commit(w);
     if (close(w->fd)) { /* a delayed write error (e.g. ENOSPC on NFS) shows up here */
         w->fd = -1;
         st = fail_errno(w->fs, "put", w->key, errno);
@@ -593,6 +662,9 @@ static s3ckpt_status fs_sync(ck_store *s)
 
     if (syncfs(fs->rootfd))
         return fail_errno(fs, "sync", ".", errno);
+    pthread_mutex_lock(&fs->wb_lock);
+    wb_prev_done(fs, 0); /* synced */
+    pthread_mutex_unlock(&fs->wb_lock);
     return S3CKPT_OK;
 }
 
@@ -602,6 +674,8 @@ static void fs_free(ck_store *s)
 
     if (fs->rootfd >= 0)
         close(fs->rootfd);
+    wb_prev_done(fs, 0);
+    pthread_mutex_destroy(&fs->wb_lock);
     free(fs->root);
     free(s->url);
     free(s->local_root);
@@ -667,6 +741,8 @@ s3ckpt_status ck_store_file_open(ck_store **out, const char *url, const char *ro
     fs->base.ops = &file_ops;
     fs->base.err = err;
     fs->rootfd = -1;
+    fs->wb_prev.fd = -1;
+    pthread_mutex_init(&fs->wb_lock, NULL);
     fs->root = strdup(root);
     fs->base.url = strdup(url);
     if (!fs->root || !fs->base.url) {

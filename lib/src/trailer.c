@@ -54,7 +54,7 @@ void ck_trailer_encode(const ck_entry *e, uint64_t chunk_size, unsigned char *ou
     put32(p + 4, (uint32_t)(len - 8));
     memcpy(p + 8, "S3CKIDX1", 8);
     put32(p + 16, (uint32_t)chunk_size);
-    put32(p + 20, 0);
+    put32(p + 20, (uint32_t)e->filter);
     put64(p + 24, e->size);
     put64(p + 32, e->nchunks);
     p += HEAD;
@@ -89,7 +89,11 @@ int ck_trailer_decode(const unsigned char *p, size_t len, ck_entry *e, uint64_t 
     n = get64(p + 32);
     if (n > (len - ck_trailer_size(0)) / PER_CHUNK || ck_trailer_size(n) != len)
         return -1;
+    if (get32(p + 20) != CK_FILTER_NONE && get32(p + 20) != CK_FILTER_BYTES2 &&
+        get32(p + 20) != CK_FILTER_BYTES4)
+        return -1;
     *chunk_size = get32(p + 16);
+    e->filter = (ck_filter)get32(p + 20);
     e->size = get64(p + 24);
     e->nchunks = n;
     e->chunks = calloc(n + 1, sizeof(*e->chunks));

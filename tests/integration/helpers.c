@@ -303,6 +303,18 @@ static int write_kind(const char *path, uint64_t size, uint64_t seed, enum fill 
     return rc;
 }
 
+int th_write_bytes(const char *path, const void *data, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc;
+
+    if (fd < 0)
+        return fail("create %s: %s", path, strerror(errno));
+    rc = write_all(fd, data, n, path);
+    if (close(fd) && !rc)
+        rc = fail("close %s: %s", path, strerror(errno));
+    return rc;
+}
+
 int th_write_random(const char *path, uint64_t size, uint64_t seed)
 {
     return write_kind(path, size, seed, FILL_RANDOM);

@@ -58,6 +58,8 @@ int th_write_zeros(const char *path, uint64_t size);
 int th_write_sparse(const char *path, uint64_t size, const uint64_t *offsets, size_t n,
                     size_t block, uint64_t seed);
 int th_write_text(const char *path, const char *text);
+/* n bytes of data. */
+int th_write_bytes(const char *path, const void *data, size_t n);
 /* Whole file into a NUL-terminated malloc'ed buffer (len optional). NULL on failure. */
 char *th_read_file(const char *path, size_t *len);
 /* Replaces every occurrence of `from` by `to` in the file; returns the count (-1: I/O error). */

@@ -265,7 +265,7 @@ Test(badinput, frame_holding_more_than_the_declared_raw_length_is_refused)
     free(e);
     free(m);
     TH_S3CKPT_EXPECT(0, "show", URL, "--name", "ck"); /* the manifest itself is valid */
-    pull_fails(4, "frame declares", "decompress");
+    pull_fails(4, "frames declare", "decompress");
     TH_PATH(from, "%s/a.bin", DEST);
     cr_assert(!th_exists(from));
     {

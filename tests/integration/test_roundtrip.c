@@ -497,7 +497,7 @@ Test(roundtrip, data_object_decompresses_with_the_zstd_cli)
     paths();
     file_in(f, sizeof(f), SRC, "m.f32");
     TH_ASSERT_OK(th_write_floats(f, (9u << 20) + 3, 31)); /* 3 chunks */
-    TH_S3CKPT_EXPECT(0, "push", SRC, URL, "--name", "ck");
+    TH_S3CKPT_EXPECT(0, "push", SRC, URL, "--name", "ck", "--filter", "none");
     TH_PATH(obj, "%s/ck/data/m.f32", STORE);
     TH_PATH(out, "%s/unzstd.bin", th_root);
     TH_ASSERT_OK(th_run_argv(&r, argv, NULL));
@@ -839,5 +839,98 @@ Test(roundtrip, bad_option_values_and_missing_arguments_exit_2)
     TH_ASSERT_OK(th_s3ckpt(&r, "push", SRC, URL, "--meta", "k=v=w", "--step", "3", "--chunk-size",
                            "64K", "--workers", "1", "--level", "3", "--max-memory", "16M", NULL));
     TH_ASSERT_EXIT(r, 0);
+    th_run_free(&r);
+}
+
+/* bf16 from a float32 file: the top two bytes of every value. */
+static void write_bf16(const char *path, const char *from_f32)
+{
+    size_t n, i;
+    unsigned char *f = (unsigned char *)th_read_file(from_f32, &n), *h;
+
+    cr_assert_not_null(f, "%s", th_error());
+    h = malloc(n / 2 + 1);
+    cr_assert_not_null(h);
+    for (i = 0; i + 4 <= n; i += 4)
+        memcpy(h + i / 2, f + i + 2, 2);
+    TH_ASSERT_OK(th_write_bytes(path, h, n / 4 * 2));
+    free(f);
+    free(h);
+}
+
+static void assert_filter(const char *path, const char *want)
+{
+    char *e = show_entry("ck", path), got[32];
+
+    cr_assert_eq(th_json_member(e, "filter", got, sizeof(got)), 0, "%s", th_error());
+    cr_assert_str_eq(got, want, "%s: filter %s, expected %s", path, got, want);
+    free(e);
+}
+
+Test(roundtrip, auto_filter_groups_float32_and_bf16_bytes_and_leaves_other_files_alone)
+{
+    char f[PATH_MAX], h[PATH_MAX], r[PATH_MAX], t[PATH_MAX];
+
+    paths();
+    file_in(f, sizeof(f), SRC, "w.f32");
+    file_in(h, sizeof(h), SRC, "w.bf16");
+    file_in(r, sizeof(r), SRC, "r.bin");
+    file_in(t, sizeof(t), SRC, "state.json");
+    TH_ASSERT_OK(th_write_floats(f, (6u << 20) + 2, 41)); /* a tail that is no whole value */
+    write_bf16(h, f);
+    TH_ASSERT_OK(th_write_random(r, 3u << 20, 42));
+    TH_ASSERT_OK(th_write_text(t, "{\"epoch\": 3, \"step\": 1200, \"lr\": 0.0003}\n"));
+    push_pull_compare(NULL);
+    assert_filter("w.f32", "bytes4");
+    assert_filter("w.bf16", "bytes2");
+    assert_filter("r.bin", "none");
+    assert_filter("state.json", "none");
+    TH_S3CKPT_EXPECT(0, "verify", URL, "--name", "ck", "--deep");
+}
+
+Test(roundtrip, every_explicit_filter_is_lossless_on_any_data)
+{
+    static const char *const filters[] = {"none", "bytes2", "bytes4"};
+    char f[PATH_MAX], r[PATH_MAX], dest[PATH_MAX], name[16];
+    size_t i;
+
+    paths();
+    file_in(f, sizeof(f), SRC, "w.f32");
+    file_in(r, sizeof(r), SRC, "odd.bin");
+    TH_ASSERT_OK(th_write_floats(f, (5u << 20) + 1, 43));
+    TH_ASSERT_OK(th_write_random(r, 70001, 44));
+    for (i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "ck-%s", filters[i]);
+        TH_S3CKPT_EXPECT(0, "push", SRC, URL, "--name", name, "--filter", filters[i]);
+        TH_PATH(dest, "%s/dest-%s", th_root, filters[i]);
+        TH_S3CKPT_EXPECT(0, "pull", URL, dest, "--name", name);
+        TH_ASSERT_TREES_EQUAL(SRC, dest);
+    }
+}
+
+Test(roundtrip, unknown_filter_is_a_usage_error)
+{
+    char f[PATH_MAX];
+
+    paths();
+    file_in(f, sizeof(f), SRC, "a.bin");
+    TH_ASSERT_OK(th_write_random(f, 100, 45));
+    TH_S3CKPT_EXPECT(2, "push", SRC, URL, "--filter", "bitshuffle");
+    cr_assert(!th_exists(STORE) || th_dir_count(STORE) == 0);
+}
+
+Test(roundtrip, no_adapt_compresses_every_chunk_as_asked)
+{
+    char f[PATH_MAX];
+    uint64_t raw = 1;
+    th_run r;
+
+    paths();
+    file_in(f, sizeof(f), SRC, "w.f32");
+    TH_ASSERT_OK(th_write_floats(f, 40u << 20, 46));
+    TH_ASSERT_OK(th_s3ckpt(&r, "push", SRC, URL, "--name", "ck", "--no-adapt", "--json", NULL));
+    TH_ASSERT_EXIT(r, 0);
+    cr_assert_eq(th_json_u64(r.out, "chunks_raw", &raw), 0, "%s", th_error());
+    cr_assert_eq(raw, 0, "--no-adapt stored %llu chunks raw", (unsigned long long)raw);
     th_run_free(&r);
 }

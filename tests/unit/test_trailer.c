@@ -186,7 +186,8 @@ Test(trailer, object_of_frames_and_index_decompresses_with_plain_zstd)
     cr_assert_eq(ck_digest_acc_init(&acc), 0);
     for (i = 0; i < e.nchunks; i++) {
         uint32_t len = ck_chunk_len(n, CS, i);
-        size_t s = ck_codec_compress(c, obj + off, cap - off, raw + i * CS, len, why, sizeof(why));
+        size_t s = ck_codec_compress(c, obj + off, cap - off, raw + i * CS, len, CK_FILTER_NONE,
+                                     CK_EFFORT_FULL, why, sizeof(why));
 
         cr_assert_gt(s, 0, "%s", why);
         e.chunks[i].raw_len = len;

@@ -31,7 +31,8 @@ struct ck_slot {
     int fresh;        /* pull: the file is new, so all-zero chunks can stay holes */
     int digest_only;  /* push: read and digest, do not compress (resume check) */
     int filter;       /* ck_filter of the entry */
-    int effort;       /* push: ck_effort to compress at */
+    int effort;       /* push: ck_effort to compress at (the worker may lower it) */
+    double cpu_s;     /* push: thread CPU seconds the compression took */
     /* results, set by the worker */
     ck_digest digest;
     uint64_t frame_hash; /* push: XXH3-64 of the stored frame (made, or read back on resume) */

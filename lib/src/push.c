@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,26 @@
 #include "trailer.h"
 #include "walk.h"
 
+/* Adaptive effort: the coordinator times how long it waits for compressed chunks (the
+ * compressor is the bottleneck) and how long the store takes them (the store is). When the
+ * store is the faster side, compressing less makes the push no slower and often faster; when
+ * the store is slower, compression is free. Decided over windows of a few chunks. */
+#define ADAPT_WINDOW 4
+typedef struct ck_adapt {
+    int on;
+    atomic_int cap; /* ck_effort ceiling, read by a worker as it starts a chunk */
+    double wait_cpu, wait_store;
+    unsigned n;
+    unsigned skip;   /* chunks not counted yet: the pipeline is still filling */
+    double raw;      /* raw bytes handed to the store in this window */
+    double since;    /* start of the window */
+    double speed[3]; /* per effort: raw bytes per CPU second of one worker; 0 unknown */
+    unsigned workers;
+} ck_adapt;
+
 typedef struct push_ctx {
     s3ckpt_client *c;
+    ck_adapt *adapt;
     ck_codec **codecs;
     const char *base; /* source directory, for messages */
     ck_store *store;
@@ -37,6 +56,7 @@ typedef struct push_ctx {
 static void push_job(ck_slot *s, unsigned worker, void *arg)
 {
     push_ctx *ctx = arg;
+    struct timespec t0, t1;
     char why[160];
 
     if (ck_canceled(ctx->c)) {
@@ -58,28 +78,20 @@ static void push_job(ck_slot *s, unsigned worker, void *arg)
             s->frame_hash = ck_digest64(s->stored, s->stored_len);
         return;
     }
+    if (ctx->adapt->on && s->effort > atomic_load(&ctx->adapt->cap))
+        s->effort = atomic_load(&ctx->adapt->cap); /* lowered since the job was queued */
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
     s->stored_len = (uint32_t)ck_codec_compress(ctx->codecs[worker], s->stored, s->stored_cap,
                                                 s->raw, s->raw_len, (ck_filter)s->filter,
                                                 (ck_effort)s->effort, why, sizeof(why));
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    s->cpu_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (s->stored_len == 0)
         s->status = ck_err_set(&ctx->c->err, S3CKPT_EIO, "push: %s/%s chunk %" PRIu64 ": %s",
                                ctx->base, s->path, s->chunk, why);
     else
         s->frame_hash = ck_digest64(s->stored, s->stored_len);
 }
-
-/* Adaptive effort: the coordinator times how long it waits for compressed chunks (the
- * compressor is the bottleneck) and how long the store takes them (the store is). When the
- * store is the faster side, compressing less makes the push no slower and often faster; when
- * the store is slower, compression is free. Decided over windows of a few chunks. */
-#define ADAPT_WINDOW 8
-typedef struct ck_adapt {
-    int on;
-    int cap; /* ck_effort ceiling for new chunks */
-    double wait_cpu, wait_store;
-    unsigned n;
-    unsigned skip; /* chunks not counted yet: the pipeline is still filling */
-} ck_adapt;
 
 typedef struct push_run {
     s3ckpt_client *c;
@@ -154,37 +166,48 @@ static void choose_filter(push_run *r, size_t i)
     free(buf);
 }
 
-/* The effort entry e's next chunk is compressed at. Grouped floats get no more from zstd's match
- * finder than from entropy coding of the exponent bytes (bench/CODEC_STUDY.md), so FAST is their
- * best; other data gets the configured level. */
+/* The most effort entry e's chunks get (the worker applies the adaptive ceiling as it starts
+ * a chunk). Grouped floats get no more from zstd's match finder than from entropy coding of
+ * the exponent bytes (bench/CODEC_STUDY.md), so FAST is their best unless a higher level is
+ * asked for; other data gets the configured level. */
 static ck_effort chunk_effort(push_run *r, const ck_entry *e)
 {
-    ck_effort top =
-        e->filter != CK_FILTER_NONE && r->c->level <= 1 ? CK_EFFORT_FAST : CK_EFFORT_FULL;
-
-    return r->adapt.on && (int)top > r->adapt.cap ? (ck_effort)r->adapt.cap : top;
+    return e->filter != CK_FILTER_NONE && r->c->level <= 1 ? CK_EFFORT_FAST : CK_EFFORT_FULL;
 }
 
 /* After each chunk handed to the store: compress less when chunks keep the store waiting,
  * more when the store keeps them waiting. */
-static void adapt_update(ck_adapt *a, double wait_cpu, double wait_store)
+static void adapt_update(ck_adapt *a, const ck_slot *s, double wait_cpu, double wait_store)
 {
+    double now = ck_now(), v, delivered;
+    int cap;
+
     if (!a->on)
         return;
+    if (s->cpu_s > 0) { /* what this effort costs, whatever the window says */
+        v = s->raw_len / s->cpu_s;
+        a->speed[s->effort] = a->speed[s->effort] > 0 ? 0.7 * a->speed[s->effort] + 0.3 * v : v;
+    }
     if (a->skip) {
         a->skip--;
+        a->since = now;
         return;
     }
     a->wait_cpu += wait_cpu;
     a->wait_store += wait_store;
+    a->raw += s->raw_len;
     if (++a->n < ADAPT_WINDOW)
         return;
-    if (a->wait_cpu > 1.5 * a->wait_store && a->cap > CK_EFFORT_RAW)
-        a->cap--;
-    else if (a->wait_store > 1.5 * a->wait_cpu && a->cap < CK_EFFORT_FULL)
-        a->cap++;
-    a->wait_cpu = a->wait_store = 0;
+    cap = atomic_load(&a->cap);
+    delivered = now > a->since ? a->raw / (now - a->since) : 0;
+    if (a->wait_cpu > 1.5 * a->wait_store && cap > CK_EFFORT_RAW)
+        atomic_store(&a->cap, cap - 1);
+    else if (a->wait_store > 1.5 * a->wait_cpu && cap < CK_EFFORT_FULL &&
+             (a->speed[cap + 1] <= 0 || a->speed[cap + 1] * a->workers > 1.1 * delivered))
+        atomic_store(&a->cap, cap + 1); /* the store is slower: more effort, if it keeps up */
+    a->wait_cpu = a->wait_store = a->raw = 0;
     a->n = 0;
+    a->since = now;
 }
 
 static s3ckpt_status open_source(push_run *r, size_t i)
@@ -362,7 +385,7 @@ static s3ckpt_status run_pipeline(push_run *r)
             break;
         }
         st = r->store->ops->write(w, s->stored, s->stored_len);
-        adapt_update(&r->adapt, t1 - t0, ck_now() - t1);
+        adapt_update(&r->adapt, s, t1 - t0, ck_now() - t1);
         count_effort(&r->stats, (ck_effort)s->effort);
         e->chunks[cc].stored_len = s->stored_len;
         e->chunks[cc].digest = s->digest;
@@ -892,7 +915,9 @@ static s3ckpt_status push_options(push_run *r, const s3ckpt_push_opts *o)
         return ck_err_set(&r->c->err, S3CKPT_EINVAL,
                           "push: unknown filter \"%.40s\" (auto, none, bytes2 or bytes4)", f);
     r->adapt.on = !(o && o->version >= 2 && o->no_adapt);
-    r->adapt.cap = CK_EFFORT_FULL;
+    atomic_init(&r->adapt.cap, CK_EFFORT_FULL);
+    r->adapt.workers = r->c->workers;
+    r->ctx.adapt = &r->adapt;
     r->adapt.skip = ADAPT_WINDOW;
     return S3CKPT_OK;
 }

@@ -535,3 +535,41 @@ Test(concurrent, racing_pushes_leave_latest_at_the_highest_step)
     cr_assert_eq(th_json_array_len(r.out), 6, "ls: %s", r.out);
     th_run_free(&r);
 }
+
+/* Data objects left by a push that stopped before its manifest, written with another filter
+ * than the re-run chooses, are rewritten rather than kept: their frames would decode to the
+ * wrong byte order. With the same filter they are kept. */
+Test(resume, push_rerun_keeps_leftover_objects_only_when_their_filter_matches)
+{
+    char src[PATH_MAX], f[PATH_MAX], man[PATH_MAX], out[PATH_MAX];
+    th_run r;
+
+    paths();
+    TH_PATH(src, "%s/ckpt", th_root);
+    TH_ASSERT_OK(th_mkdirs(src, 0755));
+    TH_PATH(f, "%s/w.f32", src);
+    TH_ASSERT_OK(th_write_floats(f, 9u << 20, 701));
+    TH_PATH(man, "%s/ck/manifest.json", STORE);
+
+    TH_S3CKPT_EXPECT(0, "push", src, URL, "--name", "ck", "--filter", "none");
+    TH_ASSERT_OK(unlink(man) ? -1 : 0); /* as if it stopped just before the commit */
+    TH_ASSERT_OK(
+        th_s3ckpt(&r, "push", src, URL, "--name", "ck", "--filter", "none", "--json", NULL));
+    TH_ASSERT_EXIT(r, 0);
+    cr_assert_eq(json_u64(r.out, "reused_bytes"), 9u << 20, "same filter, not kept: %s", r.out);
+    th_run_free(&r);
+
+    TH_ASSERT_OK(unlink(man) ? -1 : 0);
+    TH_ASSERT_OK(th_s3ckpt(&r, "push", src, URL, "--name", "ck", "--json", NULL)); /* auto */
+    TH_ASSERT_EXIT(r, 0);
+    cr_assert_eq(json_u64(r.out, "reused_bytes"), 0, "kept an object of another filter: %s", r.out);
+    th_run_free(&r);
+    TH_ASSERT_OK(th_s3ckpt(&r, "show", URL, "--name", "ck", "--json", NULL));
+    TH_ASSERT_EXIT(r, 0);
+    cr_assert_not_null(strstr(r.out, "\"filter\":\"bytes4\""), "%s", r.out);
+    th_run_free(&r);
+    TH_S3CKPT_EXPECT(0, "verify", URL, "--name", "ck", "--deep");
+    TH_PATH(out, "%s/pulled", th_root);
+    TH_S3CKPT_EXPECT(0, "pull", URL, out, "--name", "ck");
+    TH_ASSERT_TREES_EQUAL(src, out);
+}

@@ -934,3 +934,28 @@ Test(roundtrip, no_adapt_compresses_every_chunk_as_asked)
     cr_assert_eq(raw, 0, "--no-adapt stored %llu chunks raw", (unsigned long long)raw);
     th_run_free(&r);
 }
+
+/* A compressor far slower than the store (zstd level 19 against a local disk): adaptive
+ * compression stores most chunks with less effort, and the checkpoint still restores exactly. */
+Test(roundtrip, adaptive_compression_backs_off_when_the_store_is_faster_than_the_compressor)
+{
+    char f[PATH_MAX];
+    uint64_t full = 0, fast = 0, raw = 0, chunks = 0;
+    th_run r;
+
+    paths();
+    file_in(f, sizeof(f), SRC, "w.bin");
+    TH_ASSERT_OK(th_write_floats(f, 40u << 20, 47));
+    TH_ASSERT_OK(th_s3ckpt(&r, "push", SRC, URL, "--name", "ck", "--level", "19", "--filter",
+                           "none", "--chunk-size", "1M", "--json", NULL));
+    TH_ASSERT_EXIT(r, 0);
+    cr_assert_eq(th_json_u64(r.out, "chunks_full", &full), 0, "%s", th_error());
+    cr_assert_eq(th_json_u64(r.out, "chunks_fast", &fast), 0, "%s", th_error());
+    cr_assert_eq(th_json_u64(r.out, "chunks_raw", &raw), 0, "%s", th_error());
+    cr_assert_eq(th_json_u64(r.out, "chunks", &chunks), 0, "%s", th_error());
+    cr_assert_eq(full + fast + raw, chunks, "%s", r.out);
+    cr_assert_geq(fast + raw, chunks / 4, "level 19 kept for nearly every chunk: %s", r.out);
+    th_run_free(&r);
+    TH_S3CKPT_EXPECT(0, "pull", URL, DEST, "--name", "ck");
+    TH_ASSERT_TREES_EQUAL(SRC, DEST);
+}

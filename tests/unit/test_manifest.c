@@ -97,6 +97,8 @@ static void build_valid(ck_manifest *m)
     set_file(&m->entries[2], "a/b.bin", 150000, CHUNK, 3);
     set_dir(&m->entries[3], "a");
     m->entries[0].mode = 0600;
+    m->entries[2].filter = CK_FILTER_BYTES4;
+    m->entries[1].filter = CK_FILTER_BYTES2;
     qsort(m->entries, m->nentries, sizeof(*m->entries), entry_cmp);
     ck_manifest_sum(m);
 }
@@ -203,6 +205,7 @@ static void assert_entries_equal(const ck_entry *a, const ck_entry *b)
     cr_assert_str_eq(a->key, b->key);
     cr_assert_str_eq(a->etag, b->etag);
     cr_assert_eq(a->object_size, b->object_size, "%s", a->path);
+    cr_assert_eq(a->filter, b->filter, "%s: filter %d vs %d", a->path, a->filter, b->filter);
     cr_assert_eq(a->nchunks, b->nchunks, "%s", a->path);
     cr_assert(ck_digest_equal(&a->digest, &b->digest), "%s: file digest", a->path);
     for (k = 0; k < a->nchunks; k++) {
@@ -693,6 +696,27 @@ Test(manifest, rejects_unknown_filter)
 {
     expect_corrupt_edit("\"filter\":\"none\"", "\"filter\":\"bitshuffle\"",
                         "unsupported filter \"bitshuffle\"");
+}
+
+Test(manifest, filters_are_written_by_name)
+{
+    ck_manifest m;
+    size_t len;
+    char *json;
+
+    build_valid(&m);
+    json = encode(&m, &len);
+    cr_assert_not_null(strstr(json, "\"filter\":\"bytes4\""), "%s", json);
+    cr_assert_not_null(strstr(json, "\"filter\":\"bytes2\""), "%s", json);
+    cr_assert_not_null(strstr(json, "\"filter\":\"none\""), "%s", json);
+    free(json);
+    ck_manifest_cleanup(&m);
+}
+
+Test(manifest, rejects_filter_auto_which_is_only_a_push_option)
+{
+    expect_corrupt_edit("\"filter\":\"none\"", "\"filter\":\"auto\"",
+                        "unsupported filter \"auto\"");
 }
 
 Test(manifest, rejects_unknown_digest_algorithm)

@@ -291,6 +291,39 @@ static void truncated_by_one_chunk(unsigned char *p, size_t *len)
     *len = nlen;
 }
 
+static void unknown_filter(unsigned char *p, size_t *len)
+{
+    (void)len;
+    p[20] = 3; /* the filter word: 0, 2 or 4 */
+}
+
+Test(trailer, filter_round_trips_in_the_index)
+{
+    static const ck_filter filters[] = {CK_FILTER_NONE, CK_FILTER_BYTES2, CK_FILTER_BYTES4};
+    ck_entry e, d;
+    uint64_t cs = 0;
+    size_t len, i;
+    unsigned char *p;
+
+    for (i = 0; i < 3; i++) {
+        make_entry(&e, 2 * CS);
+        e.filter = filters[i];
+        p = encode(&e, &len);
+        cr_assert_eq(get32(p + 20), (uint32_t)filters[i]);
+        memset(&d, 0, sizeof(d));
+        cr_assert_eq(ck_trailer_decode(p, len, &d, &cs), 0);
+        cr_assert_eq(d.filter, filters[i]);
+        free(d.chunks);
+        free(e.chunks);
+        free(p);
+    }
+}
+
+Test(trailer, decode_refuses_unknown_filter)
+{
+    expect_refused(unknown_filter);
+}
+
 Test(trailer, decode_refuses_index_shorter_than_64_bytes)
 {
     expect_refused(cut_to_63);

@@ -2,6 +2,7 @@
  * fsutil - the loops every file-handling module needs (full reads and writes that survive
  * EINTR and short transfers, mkdir -p, directory fsync), written once.
  */
+#define _GNU_SOURCE /* sync_file_range */
 #include "fsutil.h"
 
 #include <errno.h>
@@ -102,4 +103,14 @@ int ck_fsync_dir(const char *path)
     rc = fsync(fd);
     close(fd);
     return rc;
+}
+
+void ck_writeback(int fd, uint64_t off, uint64_t len, int wait)
+{
+    unsigned flags = SYNC_FILE_RANGE_WRITE;
+
+    if (wait)
+        flags |= SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WAIT_AFTER;
+    if (len)
+        (void)sync_file_range(fd, (off_t)off, (off_t)len, flags);
 }

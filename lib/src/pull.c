@@ -93,6 +93,8 @@ static void pull_job(ck_slot *s, unsigned worker, void *arg)
     if (ck_pwrite_full(s->fd, s->raw, s->raw_len, s->raw_off))
         s->status = ck_err_set(&ctx->c->err, errno == ENOMEM ? S3CKPT_ENOMEM : S3CKPT_EIO,
                                "%s: writing %s: %s", ctx->op, s->path, strerror(errno));
+    else /* the disk starts now, not at the final fsync */
+        ck_writeback(s->fd, s->raw_off, s->raw_len, 0);
 }
 
 typedef struct pull_run {

@@ -62,23 +62,14 @@ struct ck_writer {
     uint64_t written, started, waited; /* bytes written, sent to writeback, known on disk */
 };
 
-static void wb_wait(int fd, uint64_t off, uint64_t len)
-{
-    (void)sync_file_range(fd, (off_t)off, (off_t)len,
-                          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                              SYNC_FILE_RANGE_WAIT_AFTER);
-}
-
 /* Starts writeback of what w wrote since the last time; waits for what is older than the
  * window. */
 static void wb_start(ck_writer *w)
 {
-    if (w->written > w->started)
-        (void)sync_file_range(w->fd, (off_t)w->started, (off_t)(w->written - w->started),
-                              SYNC_FILE_RANGE_WRITE);
+    ck_writeback(w->fd, w->started, w->written - w->started, 0);
     w->started = w->written;
     if (w->started - w->waited > WB_WINDOW) {
-        wb_wait(w->fd, w->waited, w->started - WB_WINDOW - w->waited);
+        ck_writeback(w->fd, w->waited, w->started - WB_WINDOW - w->waited, 1);
         w->waited = w->started - WB_WINDOW;
     }
 }
@@ -89,7 +80,7 @@ static void wb_prev_done(file_store *fs, int wait)
     if (fs->wb_prev.fd < 0)
         return;
     if (wait)
-        wb_wait(fs->wb_prev.fd, fs->wb_prev.off, fs->wb_prev.len);
+        ck_writeback(fs->wb_prev.fd, fs->wb_prev.off, fs->wb_prev.len, 1);
     close(fs->wb_prev.fd);
     fs->wb_prev.fd = -1;
 }

@@ -30,6 +30,7 @@
 #define PER_GROUP_MIN ((size_t)64 << 10) /* smaller chunks are one frame */
 #define SAMPLE ((size_t)16 << 10)        /* of a byte group, to see whether it compresses */
 #define SAMPLE_GAIN 0.97                 /* compressed sample must be below this share */
+#define ZERO_SHARE 64 /* zero bytes over 1/64 of a group (random: 1/256): a match finder pays */
 
 struct ck_codec {
     ZSTD_CCtx *full, *fast;
@@ -356,16 +357,30 @@ static size_t zframe(ZSTD_CCtx *cc, unsigned char *dst, size_t cap, const unsign
     return r;
 }
 
-/* One byte group at FAST effort: entropy-coded when a sample of it compresses, raw otherwise. */
+static size_t count_zero_bytes(const unsigned char *p, size_t n)
+{
+    size_t z = 0, i;
+
+    for (i = 0; i < n; i++)
+        z += p[i] == 0;
+    return z;
+}
+
+/* One byte group at FAST effort. A group with runs of zero bytes (mantissas of optimizer state
+ * rows that were never updated) goes to zstd's match finder at the configured level; otherwise
+ * it is entropy-coded when a sample of it compresses, and stored raw when not. */
 static size_t group_frame(ck_codec *c, unsigned char *dst, size_t cap, const unsigned char *src,
                           size_t n, char *why, size_t why_len)
 {
     size_t s = n < SAMPLE ? n : SAMPLE, r, z;
 
-    r = ZSTD_compress2(c->fast, c->sample, sizeof(c->sample), src + (n - s) / 2, s);
-    if (ZSTD_isError(r) || (double)r >= SAMPLE_GAIN * (double)s)
+    if (count_zero_bytes(src, n) > n / ZERO_SHARE)
+        z = zframe(c->full, dst, cap, src, n, why, why_len);
+    else if (r = ZSTD_compress2(c->fast, c->sample, sizeof(c->sample), src + (n - s) / 2, s),
+             ZSTD_isError(r) || (double)r >= SAMPLE_GAIN * (double)s)
         return raw_frame(dst, cap, src, n);
-    z = zframe(c->fast, dst, cap, src, n, why, why_len);
+    else
+        z = zframe(c->fast, dst, cap, src, n, why, why_len);
     if (z && z >= raw_frame_size(n))
         return raw_frame(dst, cap, src, n);
     return z;

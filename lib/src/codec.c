@@ -143,13 +143,15 @@ __attribute__((target("avx2"))) static size_t group4_avx2(unsigned char *dst,
 
     for (i = 0; i + 8 <= m; i += 8) { /* 8 values: 32 bytes in, 8 bytes to each group */
         __m256i v = _mm256_loadu_si256((const __m256i *)(src + 4 * i));
+        __m128i lo, hi;
 
         v = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, t4), order);
-        _mm_storel_epi64((__m128i *)(dst + i), _mm256_castsi256_si128(v));
-        _mm_storeh_pd((double *)(dst + m + i), _mm_castsi128_pd(_mm256_castsi256_si128(v)));
-        _mm_storel_epi64((__m128i *)(dst + 2 * m + i), _mm256_extracti128_si256(v, 1));
-        _mm_storeh_pd((double *)(dst + 3 * m + i),
-                      _mm_castsi128_pd(_mm256_extracti128_si256(v, 1)));
+        lo = _mm256_castsi256_si128(v);
+        hi = _mm256_extracti128_si256(v, 1);
+        _mm_storel_epi64((__m128i *)(dst + i), lo); /* unaligned 8-byte stores */
+        _mm_storel_epi64((__m128i *)(dst + m + i), _mm_unpackhi_epi64(lo, lo));
+        _mm_storel_epi64((__m128i *)(dst + 2 * m + i), hi);
+        _mm_storel_epi64((__m128i *)(dst + 3 * m + i), _mm_unpackhi_epi64(hi, hi));
     }
     return i;
 }

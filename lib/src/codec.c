@@ -15,6 +15,7 @@
 #include "codec.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,11 +211,14 @@ __attribute__((target("avx2"))) static size_t ungroup2_avx2(unsigned char *dst,
 
 static int have_avx2(void)
 {
-    static int known = -1;
+    static atomic_int known = -1; /* workers race to fill it in, with the same answer */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
 
-    if (known < 0)
-        known = __builtin_cpu_supports("avx2") && !getenv("S3CKPT_NO_SIMD");
-    return known;
+    if (k < 0) {
+        k = __builtin_cpu_supports("avx2") && !getenv("S3CKPT_NO_SIMD");
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k;
 }
 #endif
 

@@ -33,12 +33,12 @@
  * store is the faster side, compressing less makes the push no slower and often faster; when
  * the store is slower, compression is free. Decided over windows of a few chunks. */
 #define ADAPT_WINDOW 4
+#define ADAPT_NOW 0.05 /* seconds the store may wait for the compressor before it is answered */
 typedef struct ck_adapt {
     int on;
     atomic_int cap; /* ck_effort ceiling, read by a worker as it starts a chunk */
     double wait_cpu, wait_store;
     unsigned n;
-    unsigned skip;   /* chunks not counted yet: the pipeline is still filling */
     double raw;      /* raw bytes handed to the store in this window */
     double since;    /* start of the window */
     double speed[3]; /* per effort: raw bytes per CPU second of one worker; 0 unknown */
@@ -177,6 +177,13 @@ static ck_effort chunk_effort(push_run *r, const ck_entry *e)
 
 /* After each chunk handed to the store: compress less when chunks keep the store waiting,
  * more when the store keeps them waiting. */
+static void adapt_reset(ck_adapt *a, double now)
+{
+    a->wait_cpu = a->wait_store = a->raw = 0;
+    a->n = 0;
+    a->since = now;
+}
+
 static void adapt_update(ck_adapt *a, const ck_slot *s, double wait_cpu, double wait_store)
 {
     double now = ck_now(), v, delivered;
@@ -188,14 +195,17 @@ static void adapt_update(ck_adapt *a, const ck_slot *s, double wait_cpu, double 
         v = s->raw_len / s->cpu_s;
         a->speed[s->effort] = a->speed[s->effort] > 0 ? 0.7 * a->speed[s->effort] + 0.3 * v : v;
     }
-    if (a->skip) {
-        a->skip--;
-        a->since = now;
-        return;
-    }
     a->wait_cpu += wait_cpu;
     a->wait_store += wait_store;
     a->raw += s->raw_len;
+    cap = atomic_load(&a->cap);
+    /* a store left idle for long is answered at once, not at the end of the window: a slow
+     * setting (a high --level) must not cost a window of chunks */
+    if (a->wait_cpu > 1.5 * a->wait_store + ADAPT_NOW && cap > CK_EFFORT_RAW) {
+        atomic_store(&a->cap, cap - 1);
+        adapt_reset(a, now);
+        return;
+    }
     if (++a->n < ADAPT_WINDOW)
         return;
     cap = atomic_load(&a->cap);
@@ -205,9 +215,7 @@ static void adapt_update(ck_adapt *a, const ck_slot *s, double wait_cpu, double 
     else if (a->wait_store > 1.5 * a->wait_cpu && cap < CK_EFFORT_FULL &&
              (a->speed[cap + 1] <= 0 || a->speed[cap + 1] * a->workers > 1.1 * delivered))
         atomic_store(&a->cap, cap + 1); /* the store is slower: more effort, if it keeps up */
-    a->wait_cpu = a->wait_store = a->raw = 0;
-    a->n = 0;
-    a->since = now;
+    adapt_reset(a, now);
 }
 
 static s3ckpt_status open_source(push_run *r, size_t i)
@@ -918,7 +926,7 @@ static s3ckpt_status push_options(push_run *r, const s3ckpt_push_opts *o)
     atomic_init(&r->adapt.cap, CK_EFFORT_FULL);
     r->adapt.workers = r->c->workers;
     r->ctx.adapt = &r->adapt;
-    r->adapt.skip = ADAPT_WINDOW;
+    r->adapt.since = ck_now();
     return S3CKPT_OK;
 }
 

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adapt.h"
 #include "client.h"
 #include "codec.h"
 #include "fsutil.h"
@@ -27,23 +28,6 @@
 #include "pool.h"
 #include "trailer.h"
 #include "walk.h"
-
-/* Adaptive effort: the coordinator times how long it waits for compressed chunks (the
- * compressor is the bottleneck) and how long the store takes them (the store is). When the
- * store is the faster side, compressing less makes the push no slower and often faster; when
- * the store is slower, compression is free. Decided over windows of a few chunks. */
-#define ADAPT_WINDOW 4
-#define ADAPT_NOW 0.05 /* seconds the store may wait for the compressor before it is answered */
-typedef struct ck_adapt {
-    int on;
-    atomic_int cap; /* ck_effort ceiling, read by a worker as it starts a chunk */
-    double wait_cpu, wait_store;
-    unsigned n;
-    double raw;      /* raw bytes handed to the store in this window */
-    double since;    /* start of the window */
-    double speed[3]; /* per effort: raw bytes per CPU second of one worker; 0 unknown */
-    unsigned workers;
-} ck_adapt;
 
 typedef struct push_ctx {
     s3ckpt_client *c;
@@ -63,6 +47,7 @@ static void push_job(ck_slot *s, unsigned worker, void *arg)
         s->status = S3CKPT_ECANCELED;
         return;
     }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
     if (ck_pread_full(s->fd, s->raw, s->raw_len, s->raw_off)) {
         s->status = ck_err_set(&ctx->c->err, S3CKPT_EIO, "push: reading %s/%s: %s", ctx->base,
                                s->path, errno ? strerror(errno) : "file is shorter than listed");
@@ -78,19 +63,18 @@ static void push_job(ck_slot *s, unsigned worker, void *arg)
             s->frame_hash = ck_digest64(s->stored, s->stored_len);
         return;
     }
-    if (ctx->adapt->on && s->effort > atomic_load(&ctx->adapt->cap))
-        s->effort = atomic_load(&ctx->adapt->cap); /* lowered since the job was queued */
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    if (ctx->adapt->on && s->effort > (int)ck_adapt_cap(ctx->adapt))
+        s->effort = (int)ck_adapt_cap(ctx->adapt); /* lowered since the job was queued */
     s->stored_len = (uint32_t)ck_codec_compress(ctx->codecs[worker], s->stored, s->stored_cap,
                                                 s->raw, s->raw_len, (ck_filter)s->filter,
                                                 (ck_effort)s->effort, why, sizeof(why));
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-    s->cpu_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (s->stored_len == 0)
         s->status = ck_err_set(&ctx->c->err, S3CKPT_EIO, "push: %s/%s chunk %" PRIu64 ": %s",
                                ctx->base, s->path, s->chunk, why);
     else
         s->frame_hash = ck_digest64(s->stored, s->stored_len);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    s->cpu_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 }
 
 typedef struct push_run {
@@ -170,52 +154,59 @@ static void choose_filter(push_run *r, size_t i)
  * a chunk). Grouped floats get no more from zstd's match finder than from entropy coding of
  * the exponent bytes (bench/CODEC_STUDY.md), so FAST is their best unless a higher level is
  * asked for; other data gets the configured level. */
-static ck_effort chunk_effort(push_run *r, const ck_entry *e)
+static ck_effort chunk_effort(const push_run *r, ck_filter f)
 {
-    return e->filter != CK_FILTER_NONE && r->c->level <= 1 ? CK_EFFORT_FAST : CK_EFFORT_FULL;
+    return f != CK_FILTER_NONE && r->c->level <= 1 ? CK_EFFORT_FAST : CK_EFFORT_FULL;
 }
 
-/* After each chunk handed to the store: compress less when chunks keep the store waiting,
- * more when the store keeps them waiting. */
-static void adapt_reset(ck_adapt *a, double now)
+static const char *effort_name(ck_effort e)
 {
-    a->wait_cpu = a->wait_store = a->raw = 0;
-    a->n = 0;
-    a->since = now;
+    return e == CK_EFFORT_FULL ? "full" : e == CK_EFFORT_FAST ? "fast" : "raw";
 }
 
-static void adapt_update(ck_adapt *a, const ck_slot *s, double wait_cpu, double wait_store)
+/* Times each effort on a sample from the middle of the largest file, so that the first
+ * ceiling is a sensible one and a slow --level is not tried on whole chunks before its speed
+ * is known (adapt.c). A file that cannot be read here fails later, where it is read for real. */
+static void adapt_trials(push_run *r)
 {
-    double now = ck_now(), v, delivered;
-    int cap;
+    enum { SAMPLE = 128 << 10 };
+    size_t i, big = SIZE_MAX, cap = ck_codec_bound(SAMPLE), n;
+    unsigned char *buf = NULL, *out = NULL;
+    char *p = NULL, why[160];
+    int fd = -1, e;
+    ck_filter f;
 
-    if (!a->on)
-        return;
-    if (s->cpu_s > 0) { /* what this effort costs, whatever the window says */
-        v = s->raw_len / s->cpu_s;
-        a->speed[s->effort] = a->speed[s->effort] > 0 ? 0.7 * a->speed[s->effort] + 0.3 * v : v;
+    for (i = 0; i < r->m.nentries && r->adapt.on; i++) {
+        const ck_entry *en = &r->m.entries[i];
+
+        if (!en->is_dir && !r->reused[i] && en->size >= SAMPLE &&
+            (big == SIZE_MAX || en->size > r->m.entries[big].size))
+            big = i;
     }
-    a->wait_cpu += wait_cpu;
-    a->wait_store += wait_store;
-    a->raw += s->raw_len;
-    cap = atomic_load(&a->cap);
-    /* a store left idle for long is answered at once, not at the end of the window: a slow
-     * setting (a high --level) must not cost a window of chunks */
-    if (a->wait_cpu > 1.5 * a->wait_store + ADAPT_NOW && cap > CK_EFFORT_RAW) {
-        atomic_store(&a->cap, cap - 1);
-        adapt_reset(a, now);
-        return;
+    if (big == SIZE_MAX || !(p = ck_walk_local_path(&r->walk, &r->walk.entries[big])) ||
+        !(buf = malloc(SAMPLE)) || !(out = malloc(cap)) ||
+        (fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0 ||
+        ck_pread_full(fd, buf, SAMPLE, (r->m.entries[big].size - SAMPLE) / 2 & ~(uint64_t)63))
+        goto out;
+    f = r->auto_filter ? ck_filter_guess(buf, SAMPLE) : r->filter;
+    for (e = CK_EFFORT_RAW; e <= (int)chunk_effort(r, f); e++) {
+        struct timespec t0, t1;
+
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        n = ck_codec_compress(r->ctx.codecs[0], out, cap, buf, SAMPLE, f, (ck_effort)e, why,
+                              sizeof(why));
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+        ck_adapt_trial(&r->adapt, (ck_effort)e, SAMPLE, n,
+                       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     }
-    if (++a->n < ADAPT_WINDOW)
-        return;
-    cap = atomic_load(&a->cap);
-    delivered = now > a->since ? a->raw / (now - a->since) : 0;
-    if (a->wait_cpu > 1.5 * a->wait_store && cap > CK_EFFORT_RAW)
-        atomic_store(&a->cap, cap - 1);
-    else if (a->wait_store > 1.5 * a->wait_cpu && cap < CK_EFFORT_FULL &&
-             (a->speed[cap + 1] <= 0 || a->speed[cap + 1] * a->workers > 1.1 * delivered))
-        atomic_store(&a->cap, cap + 1); /* the store is slower: more effort, if it keeps up */
-    adapt_reset(a, now);
+out:
+    if (fd >= 0)
+        close(fd);
+    free(out);
+    free(buf);
+    free(p);
+    ck_adapt_start(&r->adapt);
+    ck_log(r->c, 2, "compression effort starts at %s", effort_name(ck_adapt_cap(&r->adapt)));
 }
 
 static s3ckpt_status open_source(push_run *r, size_t i)
@@ -299,6 +290,20 @@ static void report(push_run *r)
         r->opts->on_progress(r->opts->userdata, r->done_bytes, r->m.bytes);
 }
 
+static void adapt_chunk(push_run *r, const ck_slot *s, double wait_cpu, double wait_store)
+{
+    ck_effort before = ck_adapt_cap(&r->adapt), after;
+
+    ck_adapt_chunk(&r->adapt, (ck_effort)s->effort, s->raw_len, s->stored_len, s->cpu_s, wait_cpu,
+                   wait_store, ck_now());
+    if ((after = ck_adapt_cap(&r->adapt)) != before)
+        ck_log(r->c, 2,
+               "compression effort %s -> %s (store takes %.0f MB/s stored; workers make "
+               "%.0f/%.0f/%.0f MB/s raw at raw/fast/full, 0 unmeasured)",
+               effort_name(before), effort_name(after), r->adapt.store_bps / 1e6,
+               r->adapt.cpu_bps[0] / 1e6, r->adapt.cpu_bps[1] / 1e6, r->adapt.cpu_bps[2] / 1e6);
+}
+
 static void count_effort(s3ckpt_stats *st, ck_effort e)
 {
     if (e == CK_EFFORT_FULL)
@@ -363,7 +368,8 @@ static s3ckpt_status run_pipeline(push_run *r)
             s->path = r->m.entries[ie].path;
             s->digest_only = 0;
             s->filter = r->m.entries[ie].filter;
-            s->effort = chunk_effort(r, &r->m.entries[ie]);
+            s->effort = chunk_effort(r, (ck_filter)r->m.entries[ie].filter);
+            ck_adapt_want(&r->adapt, (ck_effort)s->effort);
             s->raw_off = ic * r->m.chunk_size;
             s->raw_len = r->m.entries[ie].chunks[ic].raw_len;
             ring[seq++ % nslots] = s;
@@ -393,7 +399,7 @@ static s3ckpt_status run_pipeline(push_run *r)
             break;
         }
         st = r->store->ops->write(w, s->stored, s->stored_len);
-        adapt_update(&r->adapt, s, t1 - t0, ck_now() - t1);
+        adapt_chunk(r, s, t1 - t0, ck_now() - t1);
         count_effort(&r->stats, (ck_effort)s->effort);
         e->chunks[cc].stored_len = s->stored_len;
         e->chunks[cc].digest = s->digest;
@@ -922,11 +928,8 @@ static s3ckpt_status push_options(push_run *r, const s3ckpt_push_opts *o)
     if (!r->auto_filter && ck_filter_parse(f, &r->filter))
         return ck_err_set(&r->c->err, S3CKPT_EINVAL,
                           "push: unknown filter \"%.40s\" (auto, none, bytes2 or bytes4)", f);
-    r->adapt.on = !(o && o->version >= 2 && o->no_adapt);
-    atomic_init(&r->adapt.cap, CK_EFFORT_FULL);
-    r->adapt.workers = r->c->workers;
+    ck_adapt_init(&r->adapt, !(o && o->version >= 2 && o->no_adapt), r->c->workers, ck_now());
     r->ctx.adapt = &r->adapt;
-    r->adapt.since = ck_now();
     return S3CKPT_OK;
 }
 
@@ -1001,6 +1004,7 @@ s3ckpt_status ck_push_run(s3ckpt_client *c, const char *path, const char *store_
     if ((st = r.store->ops->prepare(r.store, r.prefix)) || (st = find_reusable(&r)))
         goto out;
     report(&r);
+    adapt_trials(&r);
     if ((st = run_pipeline(&r)) || (st = commit(&r)))
         goto out;
     if (!(opts && opts->no_latest) && (st = ck_latest_update(c, r.store, r.m.name, r.m.step))) {

@@ -769,9 +769,11 @@ Test(s3, killed_push_resumes_reusing_uploaded_parts, .timeout = 300)
     s3_url(url, sizeof(url), "p");
     s3_url(full_url, sizeof(full_url), "full");
 
-    /* the reference: the same push, uninterrupted, into another prefix */
+    /* the reference: the same push, uninterrupted, into another prefix. --no-adapt: parts
+     * are reused only where the re-run compresses each chunk as the killed run did, and
+     * adaptive compression decides from timings (docs/FORMAT.md) */
     s3ck(&r, "push", SRC, full_url, "--name", "ck", "--part-size", "5M", "--concurrency", "2",
-         "--level", "16", "--json", NULL);
+         "--level", "16", "--no-adapt", "--json", NULL);
     TH_ASSERT_EXIT(r, 0);
     full_parts = json_u64(r.out, "parts_uploaded");
     cr_assert_geq(full_parts, 5, "%s", r.out);
@@ -782,7 +784,7 @@ Test(s3, killed_push_resumes_reusing_uploaded_parts, .timeout = 300)
     TH_PATH(log, "%s/killed.log", th_root);
     push_and_kill_midway("p/ck/data/big.bin", 2, log, "push", SRC, url, "--name", "ck", "--step",
                          "2", "--part-size", "5M", "--concurrency", "2", "--level", "16",
-                         "--workers", "1", NULL);
+                         "--no-adapt", "--workers", "1", NULL);
 
     /* the interrupted push is invisible; the earlier checkpoint still pulls as latest */
     xml = list_uploads();
@@ -799,7 +801,7 @@ Test(s3, killed_push_resumes_reusing_uploaded_parts, .timeout = 300)
 
     /* the re-run completes the push and keeps the parts already in the store */
     s3ck(&r, "push", SRC, url, "--name", "ck", "--step", "2", "--part-size", "5M", "--concurrency",
-         "2", "--level", "16", "--json", NULL);
+         "2", "--level", "16", "--no-adapt", "--json", NULL);
     TH_ASSERT_EXIT(r, 0);
     parts = json_u64(r.out, "parts_uploaded");
     reused = json_u64(r.out, "parts_reused");

@@ -1,0 +1,181 @@
+/*
+ * adapt - the compression effort of push, chunk by chunk.
+ *
+ * At effort e the pipeline delivers about min(cpu_bps[e], store_bps * ratio[e]) raw bytes per
+ * second: what the workers make at e, or what a store taking store_bps stored bytes per second
+ * takes of chunks that shrink by ratio[e]. The coordinator reports each chunk it hands to the
+ * store, with how long it waited for it (compression behind) and how long the store took it
+ * (store behind). Windows of chunks measure one side: a window where the store took longer
+ * measures the store; one where compression took longer, made of chunks of one effort,
+ * measures what the workers deliver at that effort on this machine under its present load.
+ * Efforts not measured that way are predicted from a measured one through the CPU cost of a
+ * chunk (speed[e], from every chunk and from trials on a sample before the first).
+ *
+ * The ceiling goes to the highest effort predicted within SLACK of the best: compression is
+ * kept wherever it is (nearly) free, and dropped where the store outruns it. The store's rate
+ * is unknown until it falls behind; until then a lower effort looks faster and is chosen, which
+ * is how a store faster than the compressor is found (by sending it chunks that cost less to
+ * make). Lowering acts at once (workers read the ceiling as they start a chunk); raising shows
+ * in the store only after the chunks already made, which is why the first ceiling is high.
+ * The first window only fills the pipeline and is not measured.
+ */
+#include "adapt.h"
+
+#define WINDOW 8           /* chunks per decision */
+#define NOW 0.05           /* seconds the store may wait for compression before a decision */
+#define SLACK 0.95         /* a higher effort within 5 % of the fastest is taken */
+#define ALPHA 0.3          /* weight of a new chunk's speed and ratio */
+#define START_BPS 400e6    /* first ceiling: an effort at least this fast on all workers */
+#define RAW_GUESS 3e9      /* raw bytes per CPU second of an unmeasured RAW chunk */
+#define JOB_S_PER_B 25e-11 /* reading and digesting, on top of a trial's compression */
+
+static void window_reset(ck_adapt *a, double now)
+{
+    a->n = 0;
+    a->effort = -1;
+    a->since = now;
+    a->raw = a->stored = a->wait_cpu = a->wait_store = 0;
+}
+
+void ck_adapt_init(ck_adapt *a, int on, unsigned workers, double now)
+{
+    int e;
+
+    a->on = on;
+    a->workers = workers ? workers : 1;
+    for (e = 0; e < CK_ADAPT_EFFORTS; e++)
+        a->speed[e] = a->ratio[e] = a->cpu_bps[e] = 0;
+    a->store_bps = 0;
+    a->windows = 0;
+    a->top = CK_EFFORT_RAW;
+    atomic_init(&a->cap, CK_EFFORT_FULL);
+    window_reset(a, now);
+}
+
+static void ewma(double *v, double x, double alpha)
+{
+    *v = *v > 0 ? (1 - alpha) * *v + alpha * x : x;
+}
+
+void ck_adapt_want(ck_adapt *a, ck_effort e)
+{
+    if ((int)e > a->top)
+        a->top = (int)e;
+}
+
+void ck_adapt_trial(ck_adapt *a, ck_effort e, size_t n, size_t stored, double cpu_s)
+{
+    ck_adapt_want(a, e);
+    if (n && stored && cpu_s > 0) {
+        a->speed[e] = 1 / (cpu_s / (double)n + JOB_S_PER_B);
+        a->ratio[e] = (double)n / (double)stored;
+    }
+}
+
+/* Unmeasured efforts: RAW is about a copy; a higher one is taken as half as fast as the one
+ * below and no better, so it is only tried where the store is behind by a wide margin. */
+static double speed_of(const ck_adapt *a, int e)
+{
+    if (a->speed[e] > 0)
+        return a->speed[e];
+    return e == CK_EFFORT_RAW ? RAW_GUESS : speed_of(a, e - 1) / 2;
+}
+
+static double ratio_of(const ck_adapt *a, int e)
+{
+    if (a->ratio[e] > 0)
+        return a->ratio[e];
+    return e == CK_EFFORT_RAW ? 1 : ratio_of(a, e - 1);
+}
+
+/* What the workers deliver at effort e: measured, else scaled from the nearest measured effort
+ * by CPU cost, else all workers at the measured (or trial) speed. */
+static double cpu_of(const ck_adapt *a, int e)
+{
+    int d, k;
+
+    if (a->cpu_bps[e] > 0)
+        return a->cpu_bps[e];
+    for (d = 1; d < CK_ADAPT_EFFORTS; d++)
+        for (k = e - d; k <= e + d; k += 2 * d)
+            if (k >= 0 && k < CK_ADAPT_EFFORTS && a->cpu_bps[k] > 0)
+                return a->cpu_bps[k] * speed_of(a, e) / speed_of(a, k);
+    return a->workers * speed_of(a, e);
+}
+
+ck_effort ck_adapt_choose(const ck_adapt *a)
+{
+    double t[CK_ADAPT_EFFORTS], best = 0;
+    int e;
+
+    for (e = 0; e <= a->top; e++) {
+        double by_store = a->store_bps * ratio_of(a, e);
+
+        t[e] = cpu_of(a, e);
+        if (a->store_bps > 0 && by_store < t[e])
+            t[e] = by_store;
+        if (t[e] > best)
+            best = t[e];
+    }
+    for (e = a->top; e > CK_EFFORT_RAW; e--)
+        if (t[e] >= SLACK * best)
+            break;
+    return (ck_effort)e;
+}
+
+void ck_adapt_start(ck_adapt *a)
+{
+    int e, tried = 0;
+
+    if (!a->on)
+        return;
+    for (e = CK_EFFORT_RAW + 1; e < CK_ADAPT_EFFORTS; e++)
+        tried |= a->speed[e] > 0;
+    if (!tried)
+        return; /* nothing to go by (no sample): compress, and measure */
+    for (e = a->top; e > CK_EFFORT_RAW; e--)
+        if (a->speed[e] > 0 && a->workers * a->speed[e] >= START_BPS)
+            break;
+    atomic_store(&a->cap, e);
+}
+
+void ck_adapt_chunk(ck_adapt *a, ck_effort e, size_t raw, size_t stored, double cpu_s,
+                    double wait_cpu, double wait_store, double now)
+{
+    double t;
+
+    if (!a->on)
+        return;
+    if (raw && cpu_s > 0)
+        ewma(&a->speed[e], (double)raw / cpu_s, ALPHA);
+    if (raw && stored)
+        ewma(&a->ratio[e], (double)raw / (double)stored, ALPHA);
+    a->effort = a->n++ == 0 || a->effort == (int)e ? (int)e : -1;
+    a->raw += (double)raw;
+    a->stored += (double)stored;
+    a->wait_cpu += wait_cpu;
+    a->wait_store += wait_store;
+    /* a store left waiting long (a slow --level) is answered before the window is full */
+    if (a->n < WINDOW && !(a->wait_cpu > 1.5 * a->wait_store + NOW))
+        return;
+    t = now - a->since;
+    /* the first window fills the pipeline: threads start, buffers are touched the first time */
+    if (a->windows++ && t > 0 && a->wait_store + a->wait_cpu > 0) {
+        double bps = a->stored / t, share = a->wait_store / (a->wait_store + a->wait_cpu);
+
+        /* the store is behind when the coordinator waited longer for it than for chunks;
+         * its rate is what it took while busy. Otherwise compression is behind, and what
+         * the store took is only a floor. */
+        if (share > 0.5) {
+            ewma(&a->store_bps, a->stored / a->wait_store, 0.5);
+        } else {
+            if (a->store_bps > 0 && bps > a->store_bps)
+                a->store_bps = bps;
+            if (a->effort >= 0)
+                ewma(&a->cpu_bps[a->effort], a->raw / t, 0.5);
+        }
+    }
+    if (a->windows > 1)
+        atomic_store(&a->cap, ck_adapt_choose(a));
+    window_reset(a, now);
+}

@@ -1,0 +1,60 @@
+/* adapt - how hard push compresses, decided chunk by chunk from what the pipeline measures, so
+ * that compression never makes a push slower than sending raw bytes and is kept wherever it
+ * is free. Pure: the caller passes the clock. */
+#ifndef CK_ADAPT_H
+#define CK_ADAPT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "codec.h"
+
+#define CK_ADAPT_EFFORTS 3 /* CK_EFFORT_RAW .. CK_EFFORT_FULL */
+
+typedef struct ck_adapt {
+    atomic_int cap; /* ck_effort ceiling; workers read it as they start a chunk */
+    int on;
+    unsigned workers;
+    /* per effort: raw bytes per worker CPU second (reading, digesting and compressing a
+     * chunk), and raw / stored; 0 unknown */
+    double speed[CK_ADAPT_EFFORTS], ratio[CK_ADAPT_EFFORTS];
+    /* per effort: raw bytes per second delivered while compression was behind; 0 unknown */
+    double cpu_bps[CK_ADAPT_EFFORTS];
+    double store_bps; /* stored bytes per second the store took when it was behind; 0 unknown */
+    int top;          /* the highest effort chunks have asked for so far */
+    /* the current window */
+    unsigned windows, n;
+    int effort; /* of every chunk in the window so far; -1 mixed */
+    double since, raw, stored, wait_cpu, wait_store;
+} ck_adapt;
+
+/* on 0: the ceiling stays at CK_EFFORT_FULL. */
+void ck_adapt_init(ck_adapt *a, int on, unsigned workers, double now);
+
+/* Chunks asking for effort e (their file's highest) are being made: efforts above every one
+ * asked for are never chosen. Trials count as asking. */
+void ck_adapt_want(ck_adapt *a, ck_effort e);
+
+/* A trial of effort e on a sample (n raw bytes became stored bytes in cpu_s seconds) before
+ * any chunk was compressed at e. After the trials, ck_adapt_start sets the first ceiling: the
+ * highest effort whose trial speed is far above any plausible store, the others being decided
+ * by measurement. */
+void ck_adapt_trial(ck_adapt *a, ck_effort e, size_t n, size_t stored, double cpu_s);
+void ck_adapt_start(ck_adapt *a);
+
+/* The coordinator handed a chunk of raw bytes, compressed at effort e into stored bytes by
+ * cpu_s seconds of worker CPU, to the store, after waiting wait_cpu seconds for the worker and
+ * wait_store seconds for the store. May move the ceiling. */
+void ck_adapt_chunk(ck_adapt *a, ck_effort e, size_t raw, size_t stored, double cpu_s,
+                    double wait_cpu, double wait_store, double now);
+
+/* The effort the pipeline is predicted to deliver the most raw bytes per second at, or the
+ * highest one within a few percent of it. */
+ck_effort ck_adapt_choose(const ck_adapt *a);
+
+static inline ck_effort ck_adapt_cap(ck_adapt *a)
+{
+    return (ck_effort)atomic_load_explicit(&a->cap, memory_order_relaxed);
+}
+
+#endif

@@ -1,0 +1,204 @@
+/* adapt: the effort controller against a simulated pipeline (workers of a given speed per
+ * effort, a store of a given rate, the ring's lag between a choice and the chunks it shows
+ * in), so each property is checked on known truths rather than on a noisy machine. */
+#include <criterion/criterion.h>
+
+#include "adapt.h"
+
+#define CHUNK ((size_t)4 << 20)
+#define LAG 8 /* chunks made before a new ceiling reaches the store */
+
+typedef struct sim {
+    unsigned workers;
+    double speed[3]; /* raw bytes per CPU second of one worker */
+    double ratio[3];
+    double store_bps; /* stored bytes per second */
+    int file_max;     /* the files' own highest effort */
+} sim;
+
+typedef struct outcome {
+    double seconds;
+    unsigned chunks[3];
+    ck_effort last_cap;
+} outcome;
+
+static ck_effort min_effort(int a, int b)
+{
+    return (ck_effort)(a < b ? a : b);
+}
+
+/* Steady-state pipeline: a chunk costs raw/(workers*speed) of wall time to make and
+ * stored/store_bps to store; the slower side sets the pace and the other one waits. */
+static void step(ck_adapt *a, const sim *s, ck_effort e, double *now, outcome *o)
+{
+    double stored = (double)CHUNK / s->ratio[e];
+    double make = (double)CHUNK / (s->workers * s->speed[e]);
+    double put = stored / s->store_bps;
+    double wait_cpu = make > put ? make - put : 0;
+
+    *now += make > put ? make : put;
+    o->chunks[e]++;
+    ck_adapt_chunk(a, e, CHUNK, (size_t)stored, (double)CHUNK / s->speed[e], wait_cpu, put, *now);
+}
+
+/* n chunks; the store's rate becomes store2 (if not 0) after half of them. Trials on a sample
+ * tell the controller each effort's speed first, as push does. */
+static outcome run(const sim *s0, int adapt_on, unsigned n, double store2)
+{
+    sim s = *s0;
+    ck_adapt a;
+    ck_effort ring[LAG];
+    double now = 0;
+    outcome o = {0};
+    unsigned i;
+    int e;
+
+    ck_adapt_init(&a, adapt_on, s.workers, now);
+    for (e = 0; e <= s.file_max; e++)
+        ck_adapt_trial(&a, (ck_effort)e, 1 << 17, (size_t)((1 << 17) / s.ratio[e]),
+                       (1 << 17) / s.speed[e]);
+    ck_adapt_start(&a);
+    for (i = 0; i < LAG; i++)
+        ring[i] = min_effort(ck_adapt_cap(&a), s.file_max);
+    for (i = 0; i < n; i++) {
+        if (store2 > 0 && i == n / 2)
+            s.store_bps = store2;
+        step(&a, &s, ring[i % LAG], &now, &o);
+        ring[i % LAG] = min_effort(ck_adapt_cap(&a), s.file_max);
+    }
+    o.seconds = now;
+    o.last_cap = ck_adapt_cap(&a);
+    return o;
+}
+
+/* the same pipeline with the ceiling fixed at effort e */
+static double fixed(const sim *s, int e, unsigned n)
+{
+    sim t = *s;
+
+    t.file_max = e < s->file_max ? e : s->file_max;
+    return run(&t, 0, n, 0).seconds;
+}
+
+/* float32 at level 1: raw ~3 GB/s per CPU, fast (exponent entropy coding) ~1.2 GB/s, ratio
+ * 1.2; unfiltered data at zstd level 1 would be "full" */
+static const sim floats = {2, {3e9, 1.2e9, 0.4e9}, {1.0, 1.2, 1.25}, 0, CK_EFFORT_FAST};
+/* the same with --level 19: full is 10 MB/s per CPU */
+static const sim level19 = {2, {3e9, 1.2e9, 10e6}, {1.0, 1.2, 1.22}, 0, CK_EFFORT_FULL};
+
+Test(adapt, slow_store_keeps_the_top_effort)
+{
+    sim s = floats;
+    outcome o;
+
+    s.store_bps = 100e6; /* a 1 Gbit/s link */
+    o = run(&s, 1, 256, 0);
+    cr_assert_geq(o.chunks[CK_EFFORT_FAST], 250, "fast %u raw %u", o.chunks[CK_EFFORT_FAST],
+                  o.chunks[CK_EFFORT_RAW]);
+    cr_assert_leq(o.seconds, fixed(&s, CK_EFFORT_FAST, 256) * 1.01);
+}
+
+Test(adapt, store_faster_than_compression_gets_raw_chunks)
+{
+    sim s = floats;
+    outcome o;
+
+    s.store_bps = 10e9;
+    o = run(&s, 1, 256, 0);
+    cr_assert_eq(o.last_cap, CK_EFFORT_RAW);
+    cr_assert_geq(o.chunks[CK_EFFORT_RAW], 200, "raw %u", o.chunks[CK_EFFORT_RAW]);
+    cr_assert_leq(o.seconds, fixed(&s, CK_EFFORT_RAW, 256) * 1.05 + 0.03, "%f vs raw %f", o.seconds,
+                  fixed(&s, CK_EFFORT_RAW, 256));
+}
+
+Test(adapt, slow_level_is_never_tried_on_a_fast_store)
+{
+    sim s = level19;
+    outcome o;
+
+    s.store_bps = 500e6;
+    o = run(&s, 1, 256, 0);
+    cr_assert_eq(o.chunks[CK_EFFORT_FULL], 0, "full %u", o.chunks[CK_EFFORT_FULL]);
+    cr_assert_leq(o.seconds, fixed(&s, CK_EFFORT_RAW, 256), "%f vs raw %f", o.seconds,
+                  fixed(&s, CK_EFFORT_RAW, 256));
+}
+
+Test(adapt, slow_level_is_used_where_the_store_is_slower_still)
+{
+    sim s = level19;
+    outcome o;
+
+    s.store_bps = 5e6; /* a thin WAN link: 20 MB/s of level 19 keeps it busy */
+    o = run(&s, 1, 128, 0);
+    cr_assert_eq(o.last_cap, CK_EFFORT_FULL);
+    cr_assert_geq(o.chunks[CK_EFFORT_FULL], 100, "full %u", o.chunks[CK_EFFORT_FULL]);
+}
+
+Test(adapt, store_that_slows_down_gets_compression_back)
+{
+    sim s = floats;
+    outcome o;
+
+    s.store_bps = 10e9;
+    o = run(&s, 1, 512, 100e6);
+    cr_assert_geq(o.last_cap, CK_EFFORT_FAST);
+    cr_assert_geq(o.chunks[CK_EFFORT_FAST], 240, "fast %u", o.chunks[CK_EFFORT_FAST]);
+}
+
+Test(adapt, never_much_slower_than_raw_nor_than_the_best_fixed_effort)
+{
+    static const double stores[] = {20e6, 200e6, 800e6, 1.2e9, 1.6e9, 2.4e9, 4e9, 20e9};
+    const sim *kinds[] = {&floats, &level19};
+    size_t i, k;
+
+    for (k = 0; k < 2; k++)
+        for (i = 0; i < sizeof(stores) / sizeof(stores[0]); i++) {
+            sim s = *kinds[k];
+            double t, raw, best;
+            int e;
+
+            s.store_bps = stores[i];
+            t = run(&s, 1, 512, 0).seconds;
+            raw = best = fixed(&s, CK_EFFORT_RAW, 512);
+            for (e = 1; e <= s.file_max; e++)
+                if (fixed(&s, e, 512) < best)
+                    best = fixed(&s, e, 512);
+            /* the fixed cost: two windows and the ring at the first ceiling */
+            cr_expect_leq(t, raw * 1.05 + 0.03, "%s, store %.0f MB/s: %.3f s, raw %.3f s",
+                          k ? "level 19" : "floats", stores[i] / 1e6, t, raw);
+            cr_expect_leq(t, best * 1.10 + 0.03, "%s, store %.0f MB/s: %.3f s, best fixed %.3f s",
+                          k ? "level 19" : "floats", stores[i] / 1e6, t, best);
+        }
+}
+
+Test(adapt, off_keeps_the_top_effort)
+{
+    sim s = floats;
+    outcome o;
+
+    s.store_bps = 10e9;
+    o = run(&s, 0, 64, 0);
+    cr_assert_eq(o.chunks[CK_EFFORT_FAST], 64);
+    cr_assert_eq(o.last_cap, CK_EFFORT_FULL);
+}
+
+Test(adapt, no_trial_starts_at_the_top)
+{
+    ck_adapt a;
+
+    ck_adapt_init(&a, 1, 2, 0);
+    ck_adapt_start(&a);
+    cr_assert_eq(ck_adapt_cap(&a), CK_EFFORT_FULL);
+}
+
+Test(adapt, first_ceiling_is_the_highest_effort_fast_enough_to_matter)
+{
+    ck_adapt a;
+
+    ck_adapt_init(&a, 1, 2, 0);
+    ck_adapt_trial(&a, CK_EFFORT_RAW, 1 << 17, 1 << 17, 30e-6);
+    ck_adapt_trial(&a, CK_EFFORT_FAST, 1 << 17, 100000, 110e-6);
+    ck_adapt_trial(&a, CK_EFFORT_FULL, 1 << 17, 95000, 13e-3); /* 10 MB/s */
+    ck_adapt_start(&a);
+    cr_assert_eq(ck_adapt_cap(&a), CK_EFFORT_FAST);
+}

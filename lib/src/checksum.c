@@ -6,8 +6,10 @@
  * assembler-tuned). CRC32C is our own: libcrypto has none, and a checksum computed over every
  * uploaded byte must not cost more than the upload, so it uses the SSE4.2 crc32 instruction
  * (8 bytes per instruction) when the CPU has one and a slicing-by-8 table (8 bytes per 8
- * lookups) otherwise. The table is built once, on first use, under pthread_once; after that
- * everything here is reentrant.
+ * lookups) otherwise. The instruction has a latency of 3 cycles and a throughput of 1, so long
+ * buffers run as three independent streams whose CRCs are joined by a multiplication mod P
+ * (zlib's crc32_combine), three times the speed of one stream. The table and the join constant
+ * are built once, on first use, under pthread_once; after that everything here is reentrant.
  */
 #include "checksum.h"
 
@@ -116,6 +118,38 @@ uint32_t ck_crc32c_sw(uint32_t crc, const void *buf, size_t n)
 }
 
 #ifdef CK_CRC32C_X86
+#define CRC_STREAM 8192 /* bytes per stream per round: the join costs ~1 % of a round */
+
+static uint32_t crc_join; /* x^(8 * CRC_STREAM) mod P: advances a CRC register by a stream */
+static pthread_once_t crc_join_once = PTHREAD_ONCE_INIT;
+
+/* a * b mod P, both bit-reflected (zlib's multmodp) */
+static uint32_t crc_multmodp(uint32_t a, uint32_t b)
+{
+    uint32_t m = 1u << 31, p = 0;
+
+    for (;;) {
+        if (a & m) {
+            p ^= b;
+            if ((a & (m - 1)) == 0)
+                break;
+        }
+        m >>= 1;
+        b = b & 1 ? (b >> 1) ^ CRC32C_POLY : b >> 1;
+    }
+    return p;
+}
+
+static void crc_join_build(void)
+{
+    uint32_t p = 1u << 30; /* x^1 */
+    int i;
+
+    for (i = 0; i < 16; i++) /* x^(2^16) = x^(8 * 8192) */
+        p = crc_multmodp(p, p);
+    crc_join = p;
+}
+
 __attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const void *buf, size_t n)
 {
     const unsigned char *p = buf;
@@ -124,6 +158,26 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const 
     while (n && ((uintptr_t)p & 7)) {
         c = _mm_crc32_u8((uint32_t)c, *p++);
         n--;
+    }
+    if (n >= 3 * CRC_STREAM)
+        pthread_once(&crc_join_once, crc_join_build);
+    while (n >= 3 * CRC_STREAM) {
+        uint64_t c1 = 0, c2 = 0, w0, w1, w2;
+        size_t i;
+
+        for (i = 0; i < CRC_STREAM; i += 8) {
+            memcpy(&w0, p + i, 8);
+            memcpy(&w1, p + CRC_STREAM + i, 8);
+            memcpy(&w2, p + 2 * CRC_STREAM + i, 8);
+            c = _mm_crc32_u64(c, w0);
+            c1 = _mm_crc32_u64(c1, w1);
+            c2 = _mm_crc32_u64(c2, w2);
+        }
+        /* the register after stream 0 then 1 = (after 0) * x^(8 * CRC_STREAM) ^ (1 from 0) */
+        c = crc_multmodp(crc_join, (uint32_t)c) ^ (uint32_t)c1;
+        c = crc_multmodp(crc_join, (uint32_t)c) ^ (uint32_t)c2;
+        p += 3 * CRC_STREAM;
+        n -= 3 * CRC_STREAM;
     }
     while (n >= 8) {
         uint64_t w;

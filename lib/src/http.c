@@ -2,11 +2,12 @@
  * http - the libcurl transfer engine (the only libcurl user).
  *
  * One thread owns a CURLM and every easy handle: callers queue a request under the engine's
- * mutex, wake the multi handle and sleep on a condition variable until the transfer thread marks
- * the request done. Many requests are in flight at once on that one thread (curl's multi
- * model); connections and DNS results are reused across requests through the multi handle.
- * Request bodies are read in place from the caller's buffer and 2xx response bodies land in the
- * caller's buffer, so a part or a frame is never copied twice. Retries, signing and error
+ * mutex, wake the multi handle and sleep on their own condition variable until the transfer
+ * thread marks the request done (one per caller: a finished request wakes only its caller, not
+ * every thread waiting on the engine). Many requests are in flight at once on that one thread
+ * (curl's multi model); connections and DNS results are reused across requests through the multi
+ * handle. Request bodies are read in place from the caller's buffer and 2xx response bodies land in
+ * the caller's buffer, so a part or a frame is never copied twice. Retries, signing and error
  * mapping belong to s3.c: this layer only moves bytes.
  */
 #define _GNU_SOURCE
@@ -23,7 +24,6 @@ struct ck_http {
     pthread_t thread;
     int thread_started;
     pthread_mutex_t lock;
-    pthread_cond_t done_cond;
     ck_http_req *queue; /* submitted, not yet handed to the multi handle (guarded by lock) */
     int stop;           /* guarded by lock */
     ck_http_opts opts;
@@ -347,7 +347,7 @@ static void finish(ck_http *h, CURL *e, CURLcode rc)
     pthread_mutex_lock(&h->lock);
     r->easy = NULL;
     r->done = 1;
-    pthread_cond_broadcast(&h->done_cond);
+    pthread_cond_signal(r->wake);
     pthread_mutex_unlock(&h->lock);
 }
 
@@ -357,7 +357,7 @@ static void fail_unstarted(ck_http *h, ck_http_req *r)
     snprintf(r->transport_msg, sizeof(r->transport_msg), "out of memory setting up the request");
     pthread_mutex_lock(&h->lock);
     r->done = 1;
-    pthread_cond_broadcast(&h->done_cond);
+    pthread_cond_signal(r->wake);
     pthread_mutex_unlock(&h->lock);
 }
 
@@ -425,7 +425,6 @@ s3ckpt_status ck_http_new(ck_http **out, const ck_http_opts *opts)
         goto fail;
     h->opts.ca_bundle = NULL;
     pthread_mutex_init(&h->lock, NULL);
-    pthread_cond_init(&h->done_cond, NULL);
     if (!(h->multi = curl_multi_init()))
         goto fail;
     curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)h->opts.max_connections);
@@ -459,7 +458,6 @@ void ck_http_free(ck_http *h)
     if (h->multi)
         curl_multi_cleanup(h->multi);
     pthread_mutex_destroy(&h->lock);
-    pthread_cond_destroy(&h->done_cond);
     free(h->ca_bundle);
     free(h);
 }
@@ -473,7 +471,11 @@ void ck_http_ignore_cancel(ck_http *h)
 
 s3ckpt_status ck_http_run(ck_http *h, ck_http_req *r)
 {
+    pthread_cond_t done;
+
     reset_outputs(r);
+    pthread_cond_init(&done, NULL);
+    r->wake = &done;
     pthread_mutex_lock(&h->lock);
     r->next = h->queue;
     h->queue = r;
@@ -481,8 +483,10 @@ s3ckpt_status ck_http_run(ck_http *h, ck_http_req *r)
     curl_multi_wakeup(h->multi);
     pthread_mutex_lock(&h->lock);
     while (!r->done)
-        pthread_cond_wait(&h->done_cond, &h->lock);
+        pthread_cond_wait(&done, &h->lock);
+    r->wake = NULL;
     pthread_mutex_unlock(&h->lock);
+    pthread_cond_destroy(&done); /* signalled under the lock, so no one touches it any more */
     if (r->transport == CURLE_ABORTED_BY_CALLBACK)
         return S3CKPT_ECANCELED; /* only the cancel flag aborts from a callback */
     return S3CKPT_OK;

@@ -7,6 +7,7 @@
 #ifndef CK_HTTP_H
 #define CK_HTTP_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +57,7 @@ typedef struct ck_http_req {
     char content_range[CK_HTTP_HDR_MAX];
     /* engine */
     int done;
+    pthread_cond_t *wake; /* the waiting caller's, signalled when done is set */
     void *easy;
     struct ck_http_req *next;
 } ck_http_req;

@@ -230,3 +230,32 @@ Test(checksum, crc32c_hardware_and_table_paths_agree)
     }
     free(buf);
 }
+
+/* Buffers of 24 KiB and more run as three interleaved streams joined by a multiplication mod P:
+ * every length around the stream boundaries, any alignment and any starting CRC must give what
+ * the byte-at-a-time table gives. */
+Test(checksum, crc32c_interleaved_streams_agree_with_the_table)
+{
+    const size_t block = 3 * 8192, max = 4 * block + 64;
+    const size_t lens[] = {block - 1,        block,          block + 1,     block + 7, 2 * block,
+                           2 * block + 8191, 3 * block + 13, 4 * block + 63};
+    unsigned char *buf = malloc(max + 16);
+    uint64_t seed = 0xD1B54A32D192ED03u;
+    size_t i, k;
+
+    cr_assert_not_null(buf);
+    for (i = 0; i < max + 16; i++)
+        buf[i] = (unsigned char)next_rand(&seed);
+    for (k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+        size_t off;
+
+        for (off = 0; off < 16; off += 3) {
+            uint32_t start = off % 2 ? (uint32_t)next_rand(&seed) : 0;
+
+            cr_assert_eq(ck_crc32c(start, buf + off, lens[k]),
+                         ck_crc32c_sw(start, buf + off, lens[k]),
+                         "%zu bytes at offset %zu from crc %08x", lens[k], off, start);
+        }
+    }
+    free(buf);
+}

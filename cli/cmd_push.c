@@ -22,9 +22,11 @@ static const char help[] =
     "  --meta KEY=VALUE   metadata to store (repeatable), e.g. --meta epoch=3\n"
     "  --no-latest        do not update `latest`\n"
     "  --force            replace a committed checkpoint of the same name\n"
-    "  --filter auto|none|bytes4|bytes2  group byte k of every 4- or 2-byte value together\n"
-    "                     before compression (float32 / bf16 tensors compress 10-15 % better);\n"
-    "                     auto (default) picks per file from a sample\n"
+    "  --filter auto|none|bytes4|bytes2|float4|float2  group byte k of every 4- or 2-byte\n"
+    "                     value together before compression (float32 / bf16 tensors compress\n"
+    "                     10-17 % better); float4/float2 first move each value's sign bit to\n"
+    "                     the bottom, so one byte holds the whole exponent (a little better\n"
+    "                     on most floats); auto (default) picks per file from a sample\n"
     "  --no-adapt         always compress fully; by default chunks are compressed less, or\n"
     "                     stored raw, while the store takes bytes faster than compression\n"
     "                     makes them, so compression never makes a push slower\n"
@@ -92,9 +94,10 @@ int cmd_push(int argc, char **argv)
             break;
         case 'F':
             if (strcmp(optarg, "auto") && strcmp(optarg, "none") && strcmp(optarg, "bytes4") &&
-                strcmp(optarg, "bytes2")) {
+                strcmp(optarg, "bytes2") && strcmp(optarg, "float4") && strcmp(optarg, "float2")) {
                 free(meta);
-                return cli_usage("push", "--filter takes auto, none, bytes4 or bytes2");
+                return cli_usage("push",
+                                 "--filter takes auto, none, bytes4, bytes2, float4 or float2");
             }
             po.filter = optarg;
             break;

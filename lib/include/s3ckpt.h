@@ -121,7 +121,9 @@ typedef struct s3ckpt_push_opts {
     s3ckpt_stats *stats; /* optional */
     /* version 2 */
     const char *filter; /* NULL or "auto": chosen per file from a sample; "none", "bytes2"
-                           (bf16/fp16 byte grouping), "bytes4" (float32 byte grouping) */
+                           (bf16/fp16 byte grouping), "bytes4" (float32 byte grouping),
+                           "float2", "float4" (the same after moving each value's sign bit
+                           to the bottom) */
     int no_adapt;       /* 1: never compress less than asked, even when the store is faster */
 } s3ckpt_push_opts;
 

@@ -8,7 +8,8 @@
  * Efforts (see codec.h): FULL is zstd at the configured level over the whole (grouped) chunk.
  * FAST entropy-codes what pays: on grouped floats each byte group becomes its own frame, the
  * exponent group coded by zstd's fastest match finder with Huffman literals forced on, the
- * mantissa groups (incompressible, found by compressing a small sample) stored as raw blocks.
+ * mantissa groups (incompressible, found by an entropy estimate on slices of the group) stored
+ * as raw blocks.
  * RAW stores raw blocks only. All three are standard zstd frames.
  */
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode; a plain CCtx parameter */
@@ -29,8 +30,9 @@
 #define RAW_BLOCK_MAX ((size_t)128 << 10)
 #define RAW_FRAME_HEADER 9               /* magic 4, descriptor 1, content size 4 */
 #define PER_GROUP_MIN ((size_t)64 << 10) /* smaller chunks are one frame */
-#define SAMPLE ((size_t)16 << 10)        /* of a byte group, to see whether it compresses */
-#define SAMPLE_GAIN 0.97                 /* compressed sample must be below this share */
+#define SLICE ((size_t)4 << 10)          /* of a byte group, to see whether it compresses, */
+#define SLICES 8                         /* spread over it */
+#define MIN_GAIN 1.01                    /* estimated ratio that makes a group worth coding */
 #define ZERO_SHARE 64 /* zero bytes over 1/64 of a group (random: 1/256): a match finder pays */
 
 struct ck_codec {
@@ -38,24 +40,47 @@ struct ck_codec {
     ZSTD_DCtx *dctx;
     unsigned char *scratch; /* grouped bytes */
     size_t scratch_cap;
-    unsigned char sample[ZSTD_COMPRESSBOUND(SAMPLE)];
 };
+
+static const struct {
+    ck_filter f;
+    const char *name;
+} filters[] = {{CK_FILTER_NONE, "none"},
+               {CK_FILTER_BYTES2, "bytes2"},
+               {CK_FILTER_BYTES4, "bytes4"},
+               {CK_FILTER_FLOAT2, "float2"},
+               {CK_FILTER_FLOAT4, "float4"}};
+#define NFILTERS (sizeof(filters) / sizeof(filters[0]))
 
 const char *ck_filter_name(ck_filter f)
 {
-    return f == CK_FILTER_BYTES4 ? "bytes4" : f == CK_FILTER_BYTES2 ? "bytes2" : "none";
+    size_t i;
+
+    for (i = 0; i < NFILTERS; i++)
+        if (filters[i].f == f)
+            return filters[i].name;
+    return "none";
 }
 
 int ck_filter_parse(const char *s, ck_filter *f)
 {
-    if (!strcmp(s, "none"))
-        *f = CK_FILTER_NONE;
-    else if (!strcmp(s, "bytes2"))
-        *f = CK_FILTER_BYTES2;
-    else if (!strcmp(s, "bytes4"))
-        *f = CK_FILTER_BYTES4;
-    else
-        return -1;
+    size_t i;
+
+    for (i = 0; i < NFILTERS; i++)
+        if (!strcmp(s, filters[i].name)) {
+            *f = filters[i].f;
+            return 0;
+        }
+    return -1;
+}
+
+int ck_filter_valid(uint32_t v)
+{
+    size_t i;
+
+    for (i = 0; i < NFILTERS; i++)
+        if ((uint32_t)filters[i].f == v)
+            return 1;
     return 0;
 }
 
@@ -87,45 +112,102 @@ static double filter_bits(const unsigned char *p, size_t n, unsigned w)
     return bits;
 }
 
+static void rotate_scalar(unsigned char *dst, const unsigned char *src, size_t m, unsigned w,
+                          int left);
+
+/* Bits of the grouping of width w, plain or rotated (bits of the rotated sample in *rot). */
+static double width_bits(const unsigned char *p, size_t n, unsigned w, double *rot)
+{
+    unsigned char *r = malloc(n);
+
+    *rot = INFINITY;
+    if (r) {
+        rotate_scalar(r, p, n / w, w, 1);
+        *rot = filter_bits(r, n - n % w, w);
+        free(r);
+    }
+    return filter_bits(p, n, w);
+}
+
 ck_filter ck_filter_guess(const void *sample, size_t n)
 {
-    double none, b2, b4;
+    double none, b2, b4, r2, r4, best2, best4;
 
     if (n < 256)
         return CK_FILTER_NONE;
     none = filter_bits(sample, n, 1);
-    b2 = filter_bits(sample, n, 2);
-    b4 = filter_bits(sample, n, 4);
-    /* a grouping must save 3 %; bytes4 must beat bytes2 (bf16 looks alike to both) by 1 % */
-    if (b4 < 0.99 * b2 && b4 < 0.97 * none)
-        return CK_FILTER_BYTES4;
-    if (b2 < 0.97 * none)
-        return CK_FILTER_BYTES2;
+    b2 = width_bits(sample, n, 2, &r2);
+    b4 = width_bits(sample, n, 4, &r4);
+    best2 = r2 < b2 ? r2 : b2;
+    best4 = r4 < b4 ? r4 : b4;
+    /* a grouping must save 3 %; 4 bytes must beat 2 (bf16 looks alike to both) by 1 % */
+    /* rotation unless it looks worse: its gain on floats is mostly in how Huffman coding
+     * fares on whole exponents, which an order-0 estimate of a sample hardly sees */
+    if (best4 < 0.99 * best2 && best4 < 0.97 * none)
+        return r4 < 1.005 * b4 ? CK_FILTER_FLOAT4 : CK_FILTER_BYTES4;
+    if (best2 < 0.97 * none)
+        return r2 < 1.005 * b2 ? CK_FILTER_FLOAT2 : CK_FILTER_BYTES2;
     return CK_FILTER_NONE;
 }
 
 /* ---- byte grouping ---- */
 
-static void group_scalar(unsigned char *dst, const unsigned char *src, size_t m, unsigned w,
-                         size_t from)
+/* dst = the m values of width w in src, each rotated by one bit (left, or right), as
+ * little-endian integers; dst and src may be the same. */
+static void rotate_scalar(unsigned char *dst, const unsigned char *src, size_t m, unsigned w,
+                          int left)
 {
     size_t i;
     unsigned k;
 
-    for (i = from; i < m; i++)
+    for (i = 0; i < m; i++) {
+        const unsigned char *v = src + i * w;
+        unsigned char *o = dst + i * w;
+        unsigned top = v[w - 1] >> 7, bottom = v[0] & 1;
+
+        if (left) {
+            for (k = w; k-- > 1;)
+                o[k] = (unsigned char)(v[k] << 1 | v[k - 1] >> 7);
+            o[0] = (unsigned char)(v[0] << 1 | top);
+        } else {
+            for (k = 0; k + 1 < w; k++)
+                o[k] = (unsigned char)(v[k] >> 1 | v[k + 1] << 7);
+            o[w - 1] = (unsigned char)(v[w - 1] >> 1 | bottom << 7);
+        }
+    }
+}
+
+static void group_scalar(unsigned char *dst, const unsigned char *src, size_t m, unsigned w,
+                         int rot, size_t from)
+{
+    unsigned char v[4];
+    size_t i;
+    unsigned k;
+
+    for (i = from; i < m; i++) {
+        const unsigned char *p = src + i * w;
+
+        if (rot) {
+            rotate_scalar(v, p, 1, w, 1);
+            p = v;
+        }
         for (k = 0; k < w; k++)
-            dst[k * m + i] = src[i * w + k];
+            dst[k * m + i] = p[k];
+    }
 }
 
 static void ungroup_scalar(unsigned char *dst, const unsigned char *src, size_t m, unsigned w,
-                           size_t from)
+                           int rot, size_t from)
 {
     size_t i;
     unsigned k;
 
-    for (i = from; i < m; i++)
+    for (i = from; i < m; i++) {
         for (k = 0; k < w; k++)
             dst[i * w + k] = src[k * m + i];
+        if (rot)
+            rotate_scalar(dst + i * w, dst + i * w, 1, w, 0);
+    }
 }
 
 #ifdef CK_HAVE_AVX2
@@ -135,8 +217,8 @@ static void ungroup_scalar(unsigned char *dst, const unsigned char *src, size_t 
 #define E2 0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15
 #define U2 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15
 
-__attribute__((target("avx2"))) static size_t group4_avx2(unsigned char *dst,
-                                                          const unsigned char *src, size_t m)
+__attribute__((target("avx2"))) static size_t
+group4_avx2(unsigned char *dst, const unsigned char *src, size_t m, int rot)
 {
     const __m256i t4 = _mm256_setr_epi8(T4, T4);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
@@ -146,6 +228,8 @@ __attribute__((target("avx2"))) static size_t group4_avx2(unsigned char *dst,
         __m256i v = _mm256_loadu_si256((const __m256i *)(src + 4 * i));
         __m128i lo, hi;
 
+        if (rot)
+            v = _mm256_or_si256(_mm256_slli_epi32(v, 1), _mm256_srli_epi32(v, 31));
         v = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, t4), order);
         lo = _mm256_castsi256_si128(v);
         hi = _mm256_extracti128_si256(v, 1);
@@ -157,8 +241,8 @@ __attribute__((target("avx2"))) static size_t group4_avx2(unsigned char *dst,
     return i;
 }
 
-__attribute__((target("avx2"))) static size_t ungroup4_avx2(unsigned char *dst,
-                                                            const unsigned char *src, size_t m)
+__attribute__((target("avx2"))) static size_t
+ungroup4_avx2(unsigned char *dst, const unsigned char *src, size_t m, int rot)
 {
     const __m256i t4 = _mm256_setr_epi8(T4, T4);
     const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
@@ -172,13 +256,15 @@ __attribute__((target("avx2"))) static size_t ungroup4_avx2(unsigned char *dst,
         __m256i v = _mm256_set_m128i(hi, lo);
 
         v = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(v, order), t4);
+        if (rot)
+            v = _mm256_or_si256(_mm256_srli_epi32(v, 1), _mm256_slli_epi32(v, 31));
         _mm256_storeu_si256((__m256i *)(dst + 4 * i), v);
     }
     return i;
 }
 
-__attribute__((target("avx2"))) static size_t group2_avx2(unsigned char *dst,
-                                                          const unsigned char *src, size_t m)
+__attribute__((target("avx2"))) static size_t
+group2_avx2(unsigned char *dst, const unsigned char *src, size_t m, int rot)
 {
     const __m256i e2 = _mm256_setr_epi8(E2, E2);
     size_t i;
@@ -186,6 +272,8 @@ __attribute__((target("avx2"))) static size_t group2_avx2(unsigned char *dst,
     for (i = 0; i + 16 <= m; i += 16) { /* 16 values: 32 bytes in, 16 to each group */
         __m256i v = _mm256_loadu_si256((const __m256i *)(src + 2 * i));
 
+        if (rot)
+            v = _mm256_or_si256(_mm256_slli_epi16(v, 1), _mm256_srli_epi16(v, 15));
         v = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, e2), 0xD8); /* q0 q2 q1 q3 */
         _mm_storeu_si128((__m128i *)(dst + i), _mm256_castsi256_si128(v));
         _mm_storeu_si128((__m128i *)(dst + m + i), _mm256_extracti128_si256(v, 1));
@@ -193,8 +281,8 @@ __attribute__((target("avx2"))) static size_t group2_avx2(unsigned char *dst,
     return i;
 }
 
-__attribute__((target("avx2"))) static size_t ungroup2_avx2(unsigned char *dst,
-                                                            const unsigned char *src, size_t m)
+__attribute__((target("avx2"))) static size_t
+ungroup2_avx2(unsigned char *dst, const unsigned char *src, size_t m, int rot)
 {
     const __m256i u2 = _mm256_setr_epi8(U2, U2);
     size_t i;
@@ -204,6 +292,8 @@ __attribute__((target("avx2"))) static size_t ungroup2_avx2(unsigned char *dst,
                                      _mm_loadu_si128((const __m128i *)(src + i)));
 
         v = _mm256_shuffle_epi8(_mm256_permute4x64_epi64(v, 0xD8), u2);
+        if (rot)
+            v = _mm256_or_si256(_mm256_srli_epi16(v, 1), _mm256_slli_epi16(v, 15));
         _mm256_storeu_si256((__m256i *)(dst + 2 * i), v);
     }
     return i;
@@ -222,27 +312,31 @@ static int have_avx2(void)
 }
 #endif
 
-void ck_group(void *dst, const void *src, size_t n, unsigned w)
+void ck_group(void *dst, const void *src, size_t n, ck_filter f)
 {
+    unsigned w = ck_filter_width(f);
+    int rot = (f & CK_FILTER_ROTATE) != 0;
     size_t m = n / w, done = 0;
 
 #ifdef CK_HAVE_AVX2
     if (have_avx2())
-        done = w == 4 ? group4_avx2(dst, src, m) : group2_avx2(dst, src, m);
+        done = w == 4 ? group4_avx2(dst, src, m, rot) : group2_avx2(dst, src, m, rot);
 #endif
-    group_scalar(dst, src, m, w, done);
+    group_scalar(dst, src, m, w, rot, done);
     memcpy((unsigned char *)dst + m * w, (const unsigned char *)src + m * w, n % w);
 }
 
-void ck_ungroup(void *dst, const void *src, size_t n, unsigned w)
+void ck_ungroup(void *dst, const void *src, size_t n, ck_filter f)
 {
+    unsigned w = ck_filter_width(f);
+    int rot = (f & CK_FILTER_ROTATE) != 0;
     size_t m = n / w, done = 0;
 
 #ifdef CK_HAVE_AVX2
     if (have_avx2())
-        done = w == 4 ? ungroup4_avx2(dst, src, m) : ungroup2_avx2(dst, src, m);
+        done = w == 4 ? ungroup4_avx2(dst, src, m, rot) : ungroup2_avx2(dst, src, m, rot);
 #endif
-    ungroup_scalar(dst, src, m, w, done);
+    ungroup_scalar(dst, src, m, w, rot, done);
     memcpy((unsigned char *)dst + m * w, (const unsigned char *)src + m * w, n % w);
 }
 
@@ -279,10 +373,15 @@ ck_codec *ck_codec_new(int level)
         ZSTD_isError(ZSTD_CCtx_setParameter(c->full, ZSTD_c_checksumFlag, 0)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(c->full, ZSTD_c_contentSizeFlag, 1)))
         goto fail;
-    /* the lowest level steps over whole blocks without a match search; with literals forced
-     * to Huffman what is left is order-0 entropy coding of 128 KiB blocks, the ratio of zstd
-     * level 1 on an exponent byte group at 2.5-3.4 times its speed (bench/CODEC_STUDY.md) */
-    if (ZSTD_isError(ZSTD_CCtx_setParameter(c->fast, ZSTD_c_compressionLevel, ZSTD_minCLevel())) ||
+    /* "F256" (bench/CODEC_STUDY.md): the fast strategy with a tiny hash table and a search
+     * step of ~257 bytes finds long runs (zero rows of optimizer state) and almost nothing
+     * else; with literals forced to Huffman the rest is order-0 entropy coding of 128 KiB
+     * blocks: level 1's ratio on exponent bytes or better, at 2.5-3.4 times its speed */
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(c->fast, ZSTD_c_compressionLevel, 1)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c->fast, ZSTD_c_strategy, ZSTD_fast)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c->fast, ZSTD_c_hashLog, 8)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c->fast, ZSTD_c_minMatch, 7)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c->fast, ZSTD_c_targetLength, 256)) ||
         ZSTD_isError(
             ZSTD_CCtx_setParameter(c->fast, ZSTD_c_literalCompressionMode, ZSTD_ps_enable)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(c->fast, ZSTD_c_checksumFlag, 0)) ||
@@ -372,21 +471,40 @@ static size_t count_zero_bytes(const unsigned char *p, size_t n)
     return z;
 }
 
+/* Order-0 entropy estimate of the compression ratio of a group, from SLICES slices of
+ * SLICE bytes spread over it (bench/CODEC_STUDY.md: cheaper than a trial compression, and
+ * spread slices see what one sample from the middle misses). */
+static double group_estimate(const unsigned char *p, size_t n)
+{
+    size_t count[256] = {0}, total = 0, i, k, len = n < SLICE ? n : SLICE;
+    double bits = 0;
+
+    for (k = 0; k < SLICES; k++) {
+        const unsigned char *q = p + (n - len) / (SLICES - 1) * k;
+
+        for (i = 0; i < len; i++)
+            count[q[i]]++;
+        total += len;
+    }
+    for (i = 0; i < 256; i++)
+        if (count[i])
+            bits -= (double)count[i] * log2((double)count[i] / (double)total);
+    return bits > 0 ? 8.0 * (double)total / bits : 8.0;
+}
+
 /* One byte group at FAST effort. A group with runs of zero bytes (mantissas of optimizer state
- * rows that were never updated) goes to zstd's match finder at the configured level; otherwise
- * it is entropy-coded when a sample of it compresses, and stored raw when not. */
+ * rows that were never updated) or whose estimate says it compresses goes to the F256 setting
+ * (which finds the runs, and lets zstd store any 128 KiB block raw that Huffman does not
+ * shrink); the others are stored raw at memcpy cost. */
 static size_t group_frame(ck_codec *c, unsigned char *dst, size_t cap, const unsigned char *src,
                           size_t n, char *why, size_t why_len)
 {
-    size_t s = n < SAMPLE ? n : SAMPLE, r, z;
+    size_t z;
 
-    if (count_zero_bytes(src, n) > n / ZERO_SHARE)
-        z = zframe(c->full, dst, cap, src, n, why, why_len);
-    else if (r = ZSTD_compress2(c->fast, c->sample, sizeof(c->sample), src + (n - s) / 2, s),
-             ZSTD_isError(r) || (double)r >= SAMPLE_GAIN * (double)s)
-        return raw_frame(dst, cap, src, n);
-    else
+    if (count_zero_bytes(src, n) > n / ZERO_SHARE || group_estimate(src, n) >= MIN_GAIN)
         z = zframe(c->fast, dst, cap, src, n, why, why_len);
+    else
+        return raw_frame(dst, cap, src, n);
     if (z && z >= raw_frame_size(n))
         return raw_frame(dst, cap, src, n);
     return z;
@@ -397,9 +515,9 @@ size_t ck_codec_compress(ck_codec *c, void *dst, size_t dst_cap, const void *src
 {
     unsigned char *out = dst;
     const unsigned char *in = src;
-    size_t len = 0, m, k, r;
+    size_t len = 0, m, k, r, w = ck_filter_width(f);
 
-    if (f != CK_FILTER_NONE && n >= f) {
+    if (f != CK_FILTER_NONE && n >= w) {
         if (scratch_reserve(c, n)) {
             snprintf(why, why_len, "out of memory");
             return 0;
@@ -414,8 +532,8 @@ size_t ck_codec_compress(ck_codec *c, void *dst, size_t dst_cap, const void *src
     else if (f == CK_FILTER_NONE || n < PER_GROUP_MIN)
         return zframe(c->fast, out, dst_cap, in, n, why, why_len);
     else
-        for (m = n / f, k = 0; k < (size_t)f; k++) { /* the last group carries the tail */
-            size_t g = k + 1 < (size_t)f ? m : n - k * m;
+        for (m = n / w, k = 0; k < w; k++) { /* the last group carries the tail */
+            size_t g = k + 1 < w ? m : n - k * m;
 
             r = group_frame(c, out + len, dst_cap - len, in + k * m, g, why, why_len);
             if (!r)
@@ -472,7 +590,7 @@ s3ckpt_status ck_codec_decompress(ck_codec *c, void *dst, size_t raw_len, const 
         snprintf(why, why_len, "frames declare %llu bytes, manifest says %zu", total, raw_len);
         return S3CKPT_ECORRUPT;
     }
-    if (f != CK_FILTER_NONE && raw_len >= f) {
+    if (f != CK_FILTER_NONE && raw_len >= ck_filter_width(f)) {
         if (scratch_reserve(c, raw_len)) {
             snprintf(why, why_len, "out of memory");
             return S3CKPT_ENOMEM;

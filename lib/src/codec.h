@@ -16,12 +16,23 @@
 #define CK_CODEC_NAME "zstd"
 #define CK_CODEC_MAX_FRAMES 8 /* per chunk: a decoder refuses more */
 
-/* Values are the grouped width in bytes (0: no grouping); they are stored in chunk indexes. */
+/* The low 4 bits are the grouped width in bytes (0: no grouping); CK_FILTER_ROTATE first
+ * rotates each value (a little-endian integer of that width) left by one bit, so the sign bit
+ * goes to the bottom and the top byte holds the float's whole exponent. Values are stored in
+ * chunk indexes. */
+#define CK_FILTER_ROTATE 0x10
 typedef enum ck_filter {
     CK_FILTER_NONE = 0,
-    CK_FILTER_BYTES2 = 2, /* bf16 / fp16 */
-    CK_FILTER_BYTES4 = 4, /* float32 */
+    CK_FILTER_BYTES2 = 2,                    /* bf16 / fp16 */
+    CK_FILTER_BYTES4 = 4,                    /* float32 */
+    CK_FILTER_FLOAT2 = CK_FILTER_ROTATE | 2, /* bf16 / fp16, sign bit rotated to the bottom */
+    CK_FILTER_FLOAT4 = CK_FILTER_ROTATE | 4, /* float32, the same */
 } ck_filter;
+
+static inline unsigned ck_filter_width(ck_filter f)
+{
+    return (unsigned)f & 0xF;
+}
 
 /* How hard a chunk is compressed; push lowers it when the store outruns the compressor. */
 typedef enum ck_effort {
@@ -31,15 +42,18 @@ typedef enum ck_effort {
 } ck_effort;
 
 const char *ck_filter_name(ck_filter f);
-/* 0 and the filter for "none", "bytes2", "bytes4"; -1 otherwise. */
+/* 0 and the filter for "none", "bytes2", "bytes4", "float2", "float4"; -1 otherwise. */
 int ck_filter_parse(const char *s, ck_filter *f);
+/* 1 when v is one of the ck_filter values. */
+int ck_filter_valid(uint32_t v);
 /* The filter that makes a sample of a file cheapest to entropy-code (order-0 estimate per byte
- * group); ties go to the narrower grouping, then to none. */
+ * group); ties go to the narrower grouping, then to none; rotation only where it is cheaper. */
 ck_filter ck_filter_guess(const void *sample, size_t n);
 
-/* Byte grouping of n bytes with width w (2 or 4); a tail of n % w bytes is kept at the end. */
-void ck_group(void *dst, const void *src, size_t n, unsigned w);
-void ck_ungroup(void *dst, const void *src, size_t n, unsigned w);
+/* Byte grouping of n bytes by filter f (not NONE); a tail of n % width bytes is kept at the
+ * end as it is. */
+void ck_group(void *dst, const void *src, size_t n, ck_filter f);
+void ck_ungroup(void *dst, const void *src, size_t n, ck_filter f);
 
 typedef struct ck_codec ck_codec; /* per-thread compression and decompression contexts */
 

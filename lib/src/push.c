@@ -926,8 +926,9 @@ static s3ckpt_status push_options(push_run *r, const s3ckpt_push_opts *o)
 
     r->auto_filter = !strcmp(f, "auto");
     if (!r->auto_filter && ck_filter_parse(f, &r->filter))
-        return ck_err_set(&r->c->err, S3CKPT_EINVAL,
-                          "push: unknown filter \"%.40s\" (auto, none, bytes2 or bytes4)", f);
+        return ck_err_set(
+            &r->c->err, S3CKPT_EINVAL,
+            "push: unknown filter \"%.40s\" (auto, none, bytes2, bytes4, float2 or float4)", f);
     ck_adapt_init(&r->adapt, !(o && o->version >= 2 && o->no_adapt), r->c->workers, ck_now());
     r->ctx.adapt = &r->adapt;
     return S3CKPT_OK;

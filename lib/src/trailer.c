@@ -89,8 +89,7 @@ int ck_trailer_decode(const unsigned char *p, size_t len, ck_entry *e, uint64_t 
     n = get64(p + 32);
     if (n > (len - ck_trailer_size(0)) / PER_CHUNK || ck_trailer_size(n) != len)
         return -1;
-    if (get32(p + 20) != CK_FILTER_NONE && get32(p + 20) != CK_FILTER_BYTES2 &&
-        get32(p + 20) != CK_FILTER_BYTES4)
+    if (!ck_filter_valid(get32(p + 20)))
         return -1;
     *chunk_size = get32(p + 16);
     e->filter = (ck_filter)get32(p + 20);

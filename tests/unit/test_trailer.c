@@ -294,18 +294,19 @@ static void truncated_by_one_chunk(unsigned char *p, size_t *len)
 static void unknown_filter(unsigned char *p, size_t *len)
 {
     (void)len;
-    p[20] = 3; /* the filter word: 0, 2 or 4 */
+    p[20] = 3; /* the filter word: 0, 2, 4, 0x12 or 0x14 */
 }
 
 Test(trailer, filter_round_trips_in_the_index)
 {
-    static const ck_filter filters[] = {CK_FILTER_NONE, CK_FILTER_BYTES2, CK_FILTER_BYTES4};
+    static const ck_filter filters[] = {CK_FILTER_NONE, CK_FILTER_BYTES2, CK_FILTER_BYTES4,
+                                        CK_FILTER_FLOAT2, CK_FILTER_FLOAT4};
     ck_entry e, d;
     uint64_t cs = 0;
     size_t len, i;
     unsigned char *p;
 
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
         make_entry(&e, 2 * CS);
         e.filter = filters[i];
         p = encode(&e, &len);

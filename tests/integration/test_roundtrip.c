@@ -156,8 +156,7 @@ Test(roundtrip, large_float32_file_comes_back, .timeout = 600)
 
         /* --no-adapt: a store faster than the compressor (a sanitizer build against the page
          * cache) would rightly get raw chunks, and this test is about the codec */
-        TH_ASSERT_OK(
-            th_s3ckpt(&r, "push", SRC, URL, "--name", "ck", "--no-adapt", "--json", NULL));
+        TH_ASSERT_OK(th_s3ckpt(&r, "push", SRC, URL, "--name", "ck", "--no-adapt", "--json", NULL));
         TH_ASSERT_EXIT(r, 0);
         cr_assert_eq(th_json_u64(r.out, "raw_bytes", &v), 0, "%s", th_error());
         cr_assert_eq(v, size);

@@ -15,7 +15,7 @@
  *
  * Usage:
  *   faultproxy --upstream HOST:PORT --port-file PATH [--listen-port N] [--faults SPEC]
- *              [--stats-file PATH] [--seed N]
+ *              [--stats-file PATH] [--seed N] [--rate MB_PER_S]
  *   SPEC  = RULE{,RULE}      RULE = KIND[@FILTER]:EVERY[:ARG]
  *   EVERY N: every N-th matching request; N!: the N-th matching request only
  *   KIND  reset      forward; send the response head and half the body; then RST the client
@@ -31,6 +31,8 @@
  *   A response without a body (HEAD, 204, 304, Content-Length: 0) is cut in the middle of its
  *   head instead; for trunc nothing is sent (the client sees an empty reply), because a client
  *   takes EOF inside such a head as the end of a response that merely lacks some headers.
+ *   --rate N relays at most N MB/s (10^6 bytes), both directions sharing one token bucket:
+ *   a link of that speed for whichever direction carries the data (benchmarks of a slow store).
  *   --seed 0 (the default) keeps the schedule exactly "every N-th" and cuts at half; another
  *   seed shifts each rule's phase and moves the cut (1/8 .. 7/8), still deterministically.
  *
@@ -215,12 +217,42 @@ static void trim(const char **p, size_t *n)
         (*n)--;
 }
 
+/* --rate: every relayed byte, both directions together, takes its turn on one timeline
+ * running at g_rate_bps; a sender sleeps until its bytes' turn has passed. */
+static uint64_t g_rate_bps;
+static uint64_t g_rate_next_ns;
+static pthread_mutex_t g_rate_mu = PTHREAD_MUTEX_INITIALIZER;
+#define RATE_SLICE ((size_t)64 << 10)
+
+static void pace(size_t n)
+{
+    struct timespec ts;
+    uint64_t now, end;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    pthread_mutex_lock(&g_rate_mu);
+    if (g_rate_next_ns < now)
+        g_rate_next_ns = now;
+    g_rate_next_ns += (uint64_t)((double)n * 1e9 / (double)g_rate_bps);
+    end = g_rate_next_ns;
+    pthread_mutex_unlock(&g_rate_mu);
+    ts.tv_sec = (time_t)(end / 1000000000u);
+    ts.tv_nsec = (long)(end % 1000000000u);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
 /* Sends all n bytes; returns 0, or -1 when the peer is gone. */
 static int send_all(int fd, const void *data, size_t n)
 {
     const unsigned char *p = data;
     while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        size_t take = g_rate_bps && n > RATE_SLICE ? RATE_SLICE : n;
+        ssize_t w;
+        if (g_rate_bps)
+            pace(take);
+        w = send(fd, p, take, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -1315,6 +1347,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: faultproxy --upstream HOST:PORT --port-file PATH [--listen-port N]\n"
                     "                  [--faults SPEC] [--stats-file PATH] [--seed N]\n"
+                    "                  [--rate MB_PER_S]\n"
                     "  SPEC: KIND[@FILTER]:EVERY[:ARG],...  KIND: reset reset_req 500 503 stall "
                     "trunc\n");
 }
@@ -1344,6 +1377,12 @@ static int parse_args(int argc, char **argv, const char **upstream, const char *
                 return -1;
             }
             g_cfg.listen_port = (unsigned)v;
+        } else if (strcmp(opt, "--rate") == 0) {
+            if (parse_u64(val, strlen(val), &v) != 0 || v == 0 || v > 1000000) {
+                fprintf(stderr, "faultproxy: bad --rate '%s' (MB/s, 1..1000000)\n", val);
+                return -1;
+            }
+            g_rate_bps = v * 1000000u;
         } else if (strcmp(opt, "--seed") == 0) {
             if (parse_u64(val, strlen(val), &v) != 0) {
                 fprintf(stderr, "faultproxy: bad --seed '%s'\n", val);

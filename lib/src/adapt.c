@@ -11,8 +11,15 @@
  * Efforts not measured that way are predicted from a measured one through the CPU cost of a
  * chunk (speed[e], from every chunk and from trials on a sample before the first).
  *
- * The ceiling goes to the highest effort predicted within SLACK of the best: compression is
- * kept wherever it is (nearly) free, and dropped where the store outruns it. The store's rate
+ * An effort that has run alone for a window has its delivered rate measured, and that figure
+ * (capped by what the store takes now) is used instead of the prediction: on a 2-core machine
+ * the prediction misses costs that land outside the window (the coordinator's copies, a page
+ * cache that a disk flushes at the end), which made a push to a local disk drop compression
+ * for no gain.
+ * The ceiling goes to the highest effort predicted within SLACK of the best, or within the
+ * share of bytes it saves over the best (a push at most that much slower than sending raw bytes,
+ * for that many fewer bytes stored): compression is kept wherever it is (nearly) free, and
+ * dropped where the store clearly outruns it. The store's rate
  * is unknown until it falls behind; until then a lower effort looks faster and is chosen, which
  * is how a store faster than the compressor is found (by sending it chunks that cost less to
  * make). Lowering acts at once (workers read the ceiling as they start a chunk); raising shows
@@ -22,8 +29,9 @@
 #include "adapt.h"
 
 #define WINDOW 8           /* chunks per decision */
+#define PROBE 4            /* chunks an effort never measured is tried on */
 #define NOW 0.05           /* seconds the store may wait for compression before a decision */
-#define SLACK 0.95         /* a higher effort within 5 % of the fastest is taken */
+#define SLACK 0.90         /* a higher effort within 10 % of the fastest is taken */
 #define ALPHA 0.3          /* weight of a new chunk's speed and ratio */
 #define START_BPS 400e6    /* first ceiling: an effort at least this fast on all workers */
 #define RAW_GUESS 3e9      /* raw bytes per CPU second of an unmeasured RAW chunk */
@@ -44,8 +52,13 @@ void ck_adapt_init(ck_adapt *a, int on, unsigned workers, double now)
     a->on = on;
     a->workers = workers ? workers : 1;
     for (e = 0; e < CK_ADAPT_EFFORTS; e++)
-        a->speed[e] = a->ratio[e] = a->cpu_bps[e] = 0;
+        a->speed[e] = a->ratio[e] = a->cpu_bps[e] = a->delivered_bps[e] = 0;
     a->store_bps = 0;
+    atomic_init(&a->probe_left, 0);
+    atomic_init(&a->probe_effort, CK_EFFORT_RAW);
+    for (e = 0; e < CK_ADAPT_EFFORTS; e++)
+        a->probed[e] = 0;
+    a->probing = -1;
     a->windows = 0;
     a->top = CK_EFFORT_RAW;
     atomic_init(&a->cap, CK_EFFORT_FULL);
@@ -106,20 +119,30 @@ static double cpu_of(const ck_adapt *a, int e)
 ck_effort ck_adapt_choose(const ck_adapt *a)
 {
     double t[CK_ADAPT_EFFORTS], best = 0;
-    int e;
+    int e, b = CK_EFFORT_RAW;
 
     for (e = 0; e <= a->top; e++) {
         double by_store = a->store_bps * ratio_of(a, e);
 
-        t[e] = cpu_of(a, e);
+        /* what an effort delivered beats what the model predicts for it: the model misses
+         * costs that land elsewhere (the coordinator's copies, a disk's deferred flush) */
+        t[e] = a->delivered_bps[e] > 0 ? a->delivered_bps[e] : cpu_of(a, e);
         if (a->store_bps > 0 && by_store < t[e])
             t[e] = by_store;
-        if (t[e] > best)
+        if (t[e] > best) {
             best = t[e];
+            b = e;
+        }
     }
-    for (e = a->top; e > CK_EFFORT_RAW; e--)
-        if (t[e] >= SLACK * best)
+    /* a higher effort is kept while the time it adds is within SLACK, or within the share of
+     * bytes it saves: window measurements on a busy machine move by more than that, while the
+     * bytes saved are certain (and paid for again at every restore) */
+    for (e = a->top; e > b; e--) {
+        double keep = ratio_of(a, b) / ratio_of(a, e);
+
+        if (t[e] >= (keep < SLACK ? keep : SLACK) * best)
             break;
+    }
     return (ck_effort)e;
 }
 
@@ -139,6 +162,32 @@ void ck_adapt_start(ck_adapt *a)
     atomic_store(&a->cap, e);
 }
 
+ck_effort ck_adapt_next(ck_adapt *a)
+{
+    int left = atomic_load(&a->probe_left);
+
+    while (left > 0 && !atomic_compare_exchange_weak(&a->probe_left, &left, left - 1))
+        ;
+    return (ck_effort)(left > 0 ? atomic_load(&a->probe_effort) : atomic_load(&a->cap));
+}
+
+/* Moves the ceiling to e; an effort never measured is probed on one window of chunks first
+ * (once: a probe that never completes a window falls back to moving the ceiling). */
+static void move_to(ck_adapt *a, ck_effort e)
+{
+    atomic_store(&a->probe_left, 0);
+    if ((int)e == atomic_load(&a->cap))
+        return;
+    if (a->delivered_bps[e] <= 0 && !a->probed[e]) {
+        a->probed[e] = 1;
+        a->probing = (int)e;
+        atomic_store(&a->probe_effort, (int)e);
+        atomic_store(&a->probe_left, PROBE);
+        return;
+    }
+    atomic_store(&a->cap, (int)e);
+}
+
 void ck_adapt_chunk(ck_adapt *a, ck_effort e, size_t raw, size_t stored, double cpu_s,
                     double wait_cpu, double wait_store, double now)
 {
@@ -150,14 +199,20 @@ void ck_adapt_chunk(ck_adapt *a, ck_effort e, size_t raw, size_t stored, double 
         ewma(&a->speed[e], (double)raw / cpu_s, ALPHA);
     if (raw && stored)
         ewma(&a->ratio[e], (double)raw / (double)stored, ALPHA);
-    a->effort = a->n++ == 0 || a->effort == (int)e ? (int)e : -1;
+    if (a->n && a->effort != (int)e) /* a window measures one effort: start again here */
+        window_reset(a, now - wait_cpu - wait_store);
+    a->effort = (int)e;
+    a->n++;
     a->raw += (double)raw;
     a->stored += (double)stored;
     a->wait_cpu += wait_cpu;
     a->wait_store += wait_store;
     /* a store left waiting long (a slow --level) is answered before the window is full */
-    if (a->n < WINDOW && !(a->wait_cpu > 1.5 * a->wait_store + NOW))
+    if (a->n < (a->effort == a->probing ? PROBE : WINDOW) &&
+        !(a->wait_cpu > 1.5 * a->wait_store + NOW))
         return;
+    if (a->effort == a->probing)
+        a->probing = -1;
     t = now - a->since;
     /* the first window fills the pipeline: threads start, buffers are touched the first time */
     if (a->windows++ && t > 0 && a->wait_store + a->wait_cpu > 0) {
@@ -166,16 +221,16 @@ void ck_adapt_chunk(ck_adapt *a, ck_effort e, size_t raw, size_t stored, double 
         /* the store is behind when the coordinator waited longer for it than for chunks;
          * its rate is what it took while busy. Otherwise compression is behind, and what
          * the store took is only a floor. */
+        ewma(&a->delivered_bps[a->effort], a->raw / t, 0.5);
         if (share > 0.5) {
             ewma(&a->store_bps, a->stored / a->wait_store, 0.5);
         } else {
             if (a->store_bps > 0 && bps > a->store_bps)
                 a->store_bps = bps;
-            if (a->effort >= 0)
-                ewma(&a->cpu_bps[a->effort], a->raw / t, 0.5);
+            ewma(&a->cpu_bps[a->effort], a->raw / t, 0.5);
         }
     }
     if (a->windows > 1)
-        atomic_store(&a->cap, ck_adapt_choose(a));
+        move_to(a, ck_adapt_choose(a));
     window_reset(a, now);
 }

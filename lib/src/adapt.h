@@ -18,13 +18,19 @@ typedef struct ck_adapt {
     /* per effort: raw bytes per worker CPU second (reading, digesting and compressing a
      * chunk), and raw / stored; 0 unknown */
     double speed[CK_ADAPT_EFFORTS], ratio[CK_ADAPT_EFFORTS];
-    /* per effort: raw bytes per second delivered while compression was behind; 0 unknown */
-    double cpu_bps[CK_ADAPT_EFFORTS];
+    /* per effort: raw bytes per second delivered while compression was behind, and in any
+     * window of chunks of that effort alone; 0 unknown */
+    double cpu_bps[CK_ADAPT_EFFORTS], delivered_bps[CK_ADAPT_EFFORTS];
     double store_bps; /* stored bytes per second the store took when it was behind; 0 unknown */
     int top;          /* the highest effort chunks have asked for so far */
-    /* the current window */
+    /* a probe: the next probe_left chunks to start get probe_effort, so an effort is measured
+     * on one window of chunks instead of everything the ring holds when the ceiling moves */
+    atomic_int probe_left, probe_effort;
+    unsigned char probed[CK_ADAPT_EFFORTS];
+    int probing; /* the effort whose probe window is under way; -1 none */
+    /* the current window: chunks of one effort */
     unsigned windows, n;
-    int effort; /* of every chunk in the window so far; -1 mixed */
+    int effort;
     double since, raw, stored, wait_cpu, wait_store;
 } ck_adapt;
 
@@ -56,5 +62,9 @@ static inline ck_effort ck_adapt_cap(ck_adapt *a)
 {
     return (ck_effort)atomic_load_explicit(&a->cap, memory_order_relaxed);
 }
+
+/* The most effort a chunk starting now gets (a worker calls it once per chunk): the ceiling,
+ * or the effort being probed. */
+ck_effort ck_adapt_next(ck_adapt *a);
 
 #endif

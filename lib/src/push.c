@@ -42,6 +42,7 @@ static void push_job(ck_slot *s, unsigned worker, void *arg)
     push_ctx *ctx = arg;
     struct timespec t0, t1;
     char why[160];
+    ck_effort e;
 
     if (ck_canceled(ctx->c)) {
         s->status = S3CKPT_ECANCELED;
@@ -63,8 +64,8 @@ static void push_job(ck_slot *s, unsigned worker, void *arg)
             s->frame_hash = ck_digest64(s->stored, s->stored_len);
         return;
     }
-    if (ctx->adapt->on && s->effort > (int)ck_adapt_cap(ctx->adapt))
-        s->effort = (int)ck_adapt_cap(ctx->adapt); /* lowered since the job was queued */
+    if (ctx->adapt->on && s->effort > (int)(e = ck_adapt_next(ctx->adapt)))
+        s->effort = (int)e; /* lowered since the job was queued */
     s->stored_len = (uint32_t)ck_codec_compress(ctx->codecs[worker], s->stored, s->stored_cap,
                                                 s->raw, s->raw_len, (ck_filter)s->filter,
                                                 (ck_effort)s->effort, why, sizeof(why));

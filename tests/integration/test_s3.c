@@ -700,7 +700,9 @@ static double mono(void)
 }
 
 /* Starts s3ckpt with the arguments after log (NULL-terminated) and SIGKILLs it once the multipart
- * upload of key has at least min_parts parts in the store. Fails if the push ends first. */
+ * upload of key has at least min_parts parts in the store. Fails if the push ends first. The
+ * callers push with --level 16 --no-adapt so that it runs for seconds: adaptive compression
+ * would rightly never use a level that much slower than the store. */
 static void push_and_kill_midway(const char *key, int min_parts, const char *log, ...)
     __attribute__((sentinel));
 static void push_and_kill_midway(const char *key, int min_parts, const char *log, ...)
@@ -828,7 +830,8 @@ Test(s3, cleanup_aborts_the_uploads_of_a_killed_push, .timeout = 240)
     s3_url(url, sizeof(url), "c");
     TH_PATH(log, "%s/killed.log", th_root);
     push_and_kill_midway("c/ck/data/big.bin", 1, log, "push", SRC, url, "--name", "ck",
-                         "--part-size", "5M", "--level", "16", "--workers", "1", NULL);
+                         "--part-size", "5M", "--level", "16", "--no-adapt", "--workers", "1",
+                         NULL);
     xml = list_uploads();
     cr_assert_eq(count_str(xml, "<Upload>"), 1, "%s", xml);
     free(xml);
@@ -870,7 +873,8 @@ Test(s3, rm_of_a_killed_push_removes_its_objects_and_uploads, .timeout = 240)
     s3_url(url, sizeof(url), "r");
     TH_PATH(log, "%s/killed.log", th_root);
     push_and_kill_midway("r/ck/data/big.bin", 1, log, "push", SRC, url, "--name", "ck",
-                         "--part-size", "5M", "--level", "16", "--workers", "1", NULL);
+                         "--part-size", "5M", "--level", "16", "--no-adapt", "--workers", "1",
+                         NULL);
     S3CK_EXPECT(0, "rm", url, "--name", "ck");
     xml = list_keys();
     cr_assert(!strstr(xml, "<Key>r/"), "rm left objects of the unfinished push:\n%s", xml);

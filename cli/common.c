@@ -111,9 +111,9 @@ int cli_common_option(cli_opts *o, int opt, const char *arg)
         o->client.concurrency = (unsigned)v;
         return 1;
     case 1016: {
-        static const char *const names[] = {"auto", "crc32c", "md5", "off"};
+        static const char *const names[] = {"auto", "crc32c", "md5", "off", "sha256"};
 
-        return pick(arg, names, 4, "--wire-checksum", &o->client.wire_checksum);
+        return pick(arg, names, 5, "--wire-checksum", &o->client.wire_checksum);
     }
     case 1017:
         if (cli_parse_u64(arg, &v) || v == 0 || v > 86400)

@@ -75,8 +75,10 @@ typedef struct cli_opts {
     "                     AWS, path on custom endpoints)\n"                                        \
     "  --ca-bundle FILE   CA certificates for TLS (AWS_CA_BUNDLE); verification is always on\n"    \
     "  --concurrency N    S3 requests in flight (default 8)\n"                                     \
-    "  --wire-checksum auto|crc32c|md5|off  checksum the store verifies on every upload\n"         \
-    "                     (auto: crc32c where the endpoint checks it, else Content-MD5)\n"         \
+    "  --wire-checksum auto|crc32c|sha256|md5|off  checksum the store verifies on every\n"         \
+    "                     upload (auto: crc32c where the endpoint checks it, else the signed\n"    \
+    "                     payload SHA-256 where checked and cheaper here than MD5, else\n"         \
+    "                     Content-MD5)\n"                                                          \
     "  --part-size SIZE   smallest multipart part (default 8M; 5M..4G)\n"                          \
     "  --timeout SECS     cut (and retry) a request that moves no byte for SECS (default 60)\n"
 

@@ -77,7 +77,8 @@ typedef struct s3ckpt_client_opts {
     const char *ca_bundle;    /* NULL: AWS_CA_BUNDLE, profile, the system's */
     int addressing;           /* 0 auto (virtual-host on AWS, path on custom endpoints), 1 path,
                                  2 virtual-host */
-    int wire_checksum;        /* 0 auto (probed), 1 crc32c, 2 md5 (Content-MD5), 3 off */
+    int wire_checksum;        /* 0 auto (probed), 1 crc32c, 2 md5 (Content-MD5), 3 off,
+                                 4 sha256 (signed payload hash) */
     unsigned concurrency;     /* S3 requests in flight; 0: 8 */
     unsigned timeout_s;       /* abort a request that moves no byte for this long; 0: 60 */
     uint64_t part_size_bytes; /* smallest multipart part; 0: 8 MiB (5 MiB .. 4 GiB: a part

@@ -46,6 +46,7 @@ struct ck_s3 {
     unsigned limit, max_limit, inflight, successes;
     int64_t last_decrease_s;
     int probed, probe_sum, probe_cond;
+    unsigned probe_verified;
     ck_s3_counters counters;
 };
 
@@ -417,8 +418,9 @@ static int should_retry(const s3_req *q, const ck_s3_error *e)
     if (h->status >= 500 || h->status == 429 || h->status == 408)
         return 1;
     if (h->status == 400 && (is_code(e, "RequestTimeout") || is_code(e, "BadDigest") ||
+                             is_code(e, "XAmzContentSHA256Mismatch") ||
                              is_code(e, "IncompleteBody") || is_code(e, "SlowDown")))
-        return 1;
+        return 1; /* a body damaged on the way is sent again */
     return 0;
 }
 
@@ -490,7 +492,8 @@ static s3ckpt_status fail_status(ck_s3 *s, s3_req *q, const ck_s3_error *e, unsi
         break;
     default:
         st = S3CKPT_ESERVER;
-        if (is_code(e, "BadDigest") || is_code(e, "InvalidDigest"))
+        if (is_code(e, "BadDigest") || is_code(e, "InvalidDigest") ||
+            is_code(e, "XAmzContentSHA256Mismatch"))
             st = S3CKPT_ECORRUPT;
         else if (is_code(e, "SlowDown"))
             st = S3CKPT_ETHROTTLED;
@@ -800,6 +803,8 @@ static void add_checksum(s3_req *q, ck_s3_checksum sum, const void *body, size_t
         d[3] = (unsigned char)c;
         ck_base64(d, 4, sumbuf, CK_S3_SUM_MAX);
         add_header(q, "x-amz-checksum-crc32c", sumbuf);
+    } else if (sum == CK_S3_SUM_SHA256) {
+        ck_sha256_hex(body, len, q->payload_hash); /* signed: the server recomputes it */
     }
 }
 
@@ -1200,19 +1205,85 @@ s3ckpt_status ck_s3_list_parts(ck_s3 *s, const char *key, const char *upload_id,
     return st;
 }
 
+/* Sends q (a PUT of the probe body, once, no retry) and says whether the endpoint refused it
+ * with 400 and the S3 error code `code`. */
+static int refused_with(ck_s3 *s, s3_req *q, const char *probe_key, const char *code)
+{
+    ck_buf url, path, host, hdrs;
+    char *lines[MAX_HDRS + 5];
+    int refused = 0;
+    s3ckpt_status st;
+
+    q->quiet = CK_S3_QUIET_404 | CK_S3_QUIET_412;
+    q->http.resp.max = 4096;
+    ck_buf_init(&url, 8192);
+    ck_buf_init(&path, 8192);
+    ck_buf_init(&host, 512);
+    ck_buf_init(&hdrs, 16384);
+    st = build_target(s, probe_key, &url, &path, &host);
+    if (!st)
+        st = sign_into(s, q, &path, &host, lines, &hdrs);
+    if (!st) {
+        q->http.method = "PUT";
+        q->http.url = url.data;
+        q->http.headers = (const char *const *)lines;
+        q->http.body = q->body;
+        q->http.body_len = q->body_len;
+        token_take(s);
+        st = ck_http_run(s->http, &q->http);
+        token_give(s, 2);
+    }
+    if (!st && q->http.status == 400 && q->http.resp.len) {
+        ck_s3_error pe;
+
+        memset(&pe, 0, sizeof(pe));
+        refused =
+            ck_s3xml_error(q->http.resp.data, q->http.resp.len, &pe) == 0 && is_code(&pe, code);
+    }
+    ck_buf_cleanup(&url);
+    ck_buf_cleanup(&path);
+    ck_buf_cleanup(&host);
+    ck_buf_cleanup(&hdrs);
+    return refused;
+}
+
+/* 1 when SHA-256 of a buffer costs less CPU than MD5 here (SHA-NI: about 2 GB/s against 0.8). */
+static int sha256_cheaper(void)
+{
+    enum { N = 256 << 10 };
+    unsigned char *buf = calloc(1, N), md5[16];
+    char hex[65];
+    struct timespec t0, t1, t2;
+    double a, b;
+
+    if (!buf)
+        return 0;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    ck_md5_bytes(buf, N, md5);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    ck_sha256_hex(buf, N, hex);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t2);
+    free(buf);
+    a = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    b = (double)(t2.tv_sec - t1.tv_sec) + (double)(t2.tv_nsec - t1.tv_nsec) / 1e9;
+    return b < a;
+}
+
 s3ckpt_status ck_s3_probe(ck_s3 *s, const char *probe_key, ck_s3_checksum *sum_out,
-                          int *conditional_out)
+                          unsigned *verified_out, int *conditional_out)
 {
     static const char body[] = "s3ckpt capability probe\n";
     ck_s3_result res;
     s3_req q;
     s3ckpt_status st;
     int cond = 0;
+    unsigned verified = 1u << CK_S3_SUM_MD5;
     ck_s3_checksum sum = CK_S3_SUM_MD5;
 
     pthread_mutex_lock(&s->lock);
     if (s->probed) {
         *sum_out = (ck_s3_checksum)s->probe_sum;
+        *verified_out = s->probe_verified;
         *conditional_out = s->probe_cond;
         pthread_mutex_unlock(&s->lock);
         return S3CKPT_OK;
@@ -1233,60 +1304,47 @@ s3ckpt_status ck_s3_probe(ck_s3 *s, const char *probe_key, ck_s3_checksum *sum_o
     q.body = body;
     q.body_len = sizeof(body) - 1;
     add_header(&q, "x-amz-checksum-crc32c", "AAAAAA==");
-    q.quiet = CK_S3_QUIET_404 | CK_S3_QUIET_412;
-    q.http.resp.max = 4096;
-    {
-        ck_buf url, path, host, hdrs;
-        char *lines[MAX_HDRS + 5];
-
-        ck_buf_init(&url, 8192);
-        ck_buf_init(&path, 8192);
-        ck_buf_init(&host, 512);
-        ck_buf_init(&hdrs, 16384);
-        st = build_target(s, probe_key, &url, &path, &host);
-        if (!st)
-            st = sign_into(s, &q, &path, &host, lines, &hdrs);
-        if (!st) {
-            q.http.method = "PUT";
-            q.http.url = url.data;
-            q.http.headers = (const char *const *)lines;
-            q.http.body = q.body;
-            q.http.body_len = q.body_len;
-            token_take(s);
-            st = ck_http_run(s->http, &q.http);
-            token_give(s, 2);
-        }
-        if (!st && q.http.status == 400 && q.http.resp.len) {
-            ck_s3_error pe;
-
-            memset(&pe, 0, sizeof(pe));
-            if (ck_s3xml_error(q.http.resp.data, q.http.resp.len, &pe) == 0 &&
-                is_code(&pe, "BadDigest"))
-                sum = CK_S3_SUM_CRC32C; /* it checks the value: confirm a right one passes */
-        }
-        ck_buf_cleanup(&url);
-        ck_buf_cleanup(&path);
-        ck_buf_cleanup(&host);
-        ck_buf_cleanup(&hdrs);
-    }
+    if (refused_with(s, &q, probe_key, "BadDigest"))
+        verified |= 1u << CK_S3_SUM_CRC32C;
     req_cleanup(&q);
+    /* and a signed payload hash that is not the body's (the signature itself is right) */
+    req_init(&q, "PutObject", "PUT", probe_key);
+    q.body = body;
+    q.body_len = sizeof(body) - 1;
+    ck_sha256_hex("not the body", 12, q.payload_hash);
+    if (refused_with(s, &q, probe_key, "XAmzContentSHA256Mismatch"))
+        verified |= 1u << CK_S3_SUM_SHA256;
+    req_cleanup(&q);
+    /* the right values must pass (a failure is recorded) */
     st = S3CKPT_OK;
-    if (sum == CK_S3_SUM_CRC32C)
+    if (verified & 1u << CK_S3_SUM_CRC32C)
         st = ck_s3_put_object(s, probe_key, body, sizeof(body) - 1, CK_S3_SUM_CRC32C, NULL, NULL,
-                              &res, 0); /* a right value must pass (failure recorded) */
+                              &res, 0);
+    if (!st && verified & 1u << CK_S3_SUM_SHA256)
+        st = ck_s3_put_object(s, probe_key, body, sizeof(body) - 1, CK_S3_SUM_SHA256, NULL, NULL,
+                              &res, 0);
+    if (verified & 1u << CK_S3_SUM_CRC32C)
+        sum = CK_S3_SUM_CRC32C;
+    else if (verified & 1u << CK_S3_SUM_SHA256 && sha256_cheaper())
+        sum = CK_S3_SUM_SHA256;
 out:
     ck_s3_delete_object(s, probe_key);
     if (st)
         return st;
-    logf_(s, 1, "endpoint %s://%s: conditional writes %s; x-amz-checksum-crc32c %s", s->scheme,
-          s->hostport, cond ? "honoured" : "NOT honoured (HEAD checks instead)",
-          sum == CK_S3_SUM_CRC32C ? "verified" : "not verified (Content-MD5 instead)");
+    logf_(s, 1,
+          "endpoint %s://%s: conditional writes %s; x-amz-checksum-crc32c %s; signed payload "
+          "SHA-256 %s",
+          s->scheme, s->hostport, cond ? "honoured" : "NOT honoured (HEAD checks instead)",
+          verified & 1u << CK_S3_SUM_CRC32C ? "verified" : "not verified",
+          verified & 1u << CK_S3_SUM_SHA256 ? "verified" : "not verified");
     pthread_mutex_lock(&s->lock);
     s->probed = 1;
     s->probe_sum = (int)sum;
+    s->probe_verified = verified;
     s->probe_cond = cond;
     pthread_mutex_unlock(&s->lock);
     *sum_out = sum;
+    *verified_out = verified;
     *conditional_out = cond;
     return S3CKPT_OK;
 }

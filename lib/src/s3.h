@@ -17,10 +17,12 @@
 typedef struct ck_s3 ck_s3;
 
 typedef enum ck_s3_checksum {
-    CK_S3_SUM_AUTO = 0, /* probed: crc32c where the endpoint verifies it, else md5 */
+    CK_S3_SUM_AUTO = 0, /* probed: crc32c where the endpoint verifies it, else the cheaper here of
+                           sha256 (where verified) and md5 */
     CK_S3_SUM_CRC32C = 1,
     CK_S3_SUM_MD5 = 2,
-    CK_S3_SUM_OFF = 3
+    CK_S3_SUM_OFF = 3,
+    CK_S3_SUM_SHA256 = 4 /* the SigV4 payload hash, signed (x-amz-content-sha256) */
 } ck_s3_checksum;
 
 typedef enum ck_s3_addressing {
@@ -66,7 +68,7 @@ const char *ck_s3_bucket(const ck_s3 *s);
 
 typedef struct ck_s3_result {
     long status;
-    char crc32c[16];   /* UploadPart: the base64 CRC32C sent, "" when none */
+    char crc32c[16]; /* UploadPart: the base64 CRC32C sent, "" when none */
     char etag[CK_S3_ETAG_MAX];
     uint64_t size; /* Content-Length of a HEAD, or object size from Content-Range */
     ck_s3_error err;
@@ -108,9 +110,10 @@ s3ckpt_status ck_s3_list_objects(ck_s3 *s, const char *prefix, int delimited, ck
 s3ckpt_status ck_s3_list_uploads(ck_s3 *s, const char *prefix, ck_s3xml_upload_fn *fn, void *ud);
 s3ckpt_status ck_s3_list_parts(ck_s3 *s, const char *key, const char *upload_id,
                                ck_s3xml_part_fn *fn, void *ud);
-/* Which checksum the endpoint verifies, and whether it honours conditional writes: probed
- * once with a scratch object under probe_key, then remembered. */
+/* Which checksums the endpoint verifies (verified_out: bit 1 << ck_s3_checksum; Content-MD5 is
+ * taken as verified), the one `auto` uses (sum_out), and whether it honours conditional
+ * writes: probed once with a scratch object under probe_key, then remembered. */
 s3ckpt_status ck_s3_probe(ck_s3 *s, const char *probe_key, ck_s3_checksum *sum_out,
-                          int *conditional_out);
+                          unsigned *verified_out, int *conditional_out);
 
 #endif

@@ -74,7 +74,7 @@ static int dup_opt(char **dst, const char *src)
 /* Version-2 options: S3 settings, checked and copied. */
 static s3ckpt_status remote_opts(s3ckpt_client *c, const s3ckpt_client_opts *o)
 {
-    if (o->addressing < 0 || o->addressing > 2 || o->wire_checksum < 0 || o->wire_checksum > 3 ||
+    if (o->addressing < 0 || o->addressing > 2 || o->wire_checksum < 0 || o->wire_checksum > 4 ||
         o->concurrency > 256 ||
         (o->part_size_bytes &&
          (o->part_size_bytes < ((uint64_t)5 << 20) || o->part_size_bytes > ((uint64_t)4 << 30))))

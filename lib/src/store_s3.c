@@ -144,6 +144,7 @@ static char *full_key(s3_store *s, const char *key)
 static s3ckpt_status ensure_probed(s3_store *s)
 {
     ck_s3_checksum sum;
+    unsigned verified;
     int cond;
     s3ckpt_status st;
 
@@ -161,7 +162,7 @@ static s3ckpt_status ensure_probed(s3_store *s)
         clock_gettime(CLOCK_REALTIME, &ts);
         snprintf(pk, sizeof(pk), PROBE_KEY "-%ld-%ld", (long)getpid(), (long)ts.tv_nsec);
         WITH_KEY(s, pk, key);
-        st = ck_s3_probe(s->s3, key, &sum, &cond);
+        st = ck_s3_probe(s->s3, key, &sum, &verified, &cond);
         free(key);
     }
     if (st)
@@ -171,15 +172,20 @@ static s3ckpt_status ensure_probed(s3_store *s)
     s->conditional = cond;
     s->sum = s->sum_req == CK_S3_SUM_AUTO ? sum : s->sum_req;
     pthread_mutex_unlock(&s->lock);
-    if (s->log && s->sum_req == CK_S3_SUM_CRC32C && sum != CK_S3_SUM_CRC32C)
+    if (s->log && s->sum_req == CK_S3_SUM_CRC32C && !(verified & 1u << CK_S3_SUM_CRC32C))
         s->log(s->log_ud, 0,
                "the endpoint does not verify x-amz-checksum-crc32c: uploads are not checked "
                "by it (--wire-checksum md5 makes it check Content-MD5)");
+    if (s->log && s->sum_req == CK_S3_SUM_SHA256 && !(verified & 1u << CK_S3_SUM_SHA256))
+        s->log(s->log_ud, 0,
+               "the endpoint does not verify the signed payload SHA-256: uploads are not "
+               "checked by it (--wire-checksum md5 makes it check Content-MD5)");
     if (s->log) {
         s->log(s->log_ud, 1,
-               s->sum == CK_S3_SUM_CRC32C ? "wire checksum: crc32c"
-               : s->sum == CK_S3_SUM_MD5  ? "wire checksum: md5 (Content-MD5)"
-                                          : "wire checksum: off");
+               s->sum == CK_S3_SUM_CRC32C   ? "wire checksum: crc32c"
+               : s->sum == CK_S3_SUM_SHA256 ? "wire checksum: sha256 (signed payload)"
+               : s->sum == CK_S3_SUM_MD5    ? "wire checksum: md5 (Content-MD5)"
+                                            : "wire checksum: off");
     }
     return S3CKPT_OK;
 }

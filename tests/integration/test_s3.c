@@ -301,7 +301,7 @@ Test(s3, bucket_root_store_round_trips)
 
 Test(s3, every_wire_checksum_round_trips)
 {
-    static const char *const sums[] = {"md5", "off", "crc32c", "auto"};
+    static const char *const sums[] = {"md5", "off", "crc32c", "sha256", "auto"};
     char url[PATH_MAX], prefix[32], dest[PATH_MAX];
     size_t i;
 
@@ -318,9 +318,28 @@ Test(s3, every_wire_checksum_round_trips)
     }
 }
 
+/* The probe finds what RGW checks: it refuses a signed payload hash that is not the body's
+ * (XAmzContentSHA256Mismatch) and ignores x-amz-checksum-crc32c (Pacific). */
+Test(s3, probe_finds_that_rgw_verifies_the_signed_payload_sha256_but_not_crc32c)
+{
+    char url[PATH_MAX];
+    th_run r;
+
+    s3_begin("probe");
+    make_mixed_tree(SRC, 3);
+    s3_url(url, sizeof(url), "p");
+    s3ck(&r, "push", SRC, url, "--name", "ck", "-v", NULL);
+    TH_ASSERT_EXIT(r, 0);
+    cr_assert(strstr(r.err, "x-amz-checksum-crc32c not verified; signed payload SHA-256 verified"),
+              "%s", r.err);
+    cr_assert(strstr(r.err, "wire checksum: sha256") || strstr(r.err, "wire checksum: md5"),
+              "auto chose neither of the two checks RGW makes:\n%s", r.err);
+    th_run_free(&r);
+}
+
 Test(s3, multipart_object_round_trips_with_every_wire_checksum)
 {
-    static const char *const sums[] = {"md5", "off", "crc32c"};
+    static const char *const sums[] = {"md5", "off", "crc32c", "sha256"};
     char url[PATH_MAX], prefix[32], dest[PATH_MAX], f[PATH_MAX];
     th_run r;
     size_t i;

@@ -162,6 +162,18 @@ Test(s3_faults, a_response_that_stalls_for_good_times_out_and_is_retried)
     round_trip("hang", "stall:6:0", "--timeout=2", 1);
 }
 
+/* A byte of an upload body damaged on the way: the server recomputes the checksum it was given,
+ * refuses the body (XAmzContentSHA256Mismatch, BadDigest), and the client sends it again. */
+Test(s3_faults, a_body_damaged_on_the_way_is_refused_by_the_signed_sha256_and_sent_again)
+{
+    round_trip("flip-sha", "flip@PUT:3", "--wire-checksum=sha256", 1);
+}
+
+Test(s3_faults, a_body_damaged_on_the_way_is_refused_by_content_md5_and_sent_again)
+{
+    round_trip("flip-md5", "flip@PUT:3", "--wire-checksum=md5", 1);
+}
+
 Test(s3_faults, a_store_that_keeps_failing_ends_in_a_store_error_naming_the_request)
 {
     char src[PATH_MAX], store[256];

@@ -25,6 +25,8 @@
  *         stall      forward; pause half way through the response body for ARG ms (3000);
  *                    ARG 0 pauses until the client gives up and closes
  *         trunc      forward; send the head (true Content-Length) and part of the body; FIN
+ *         flip       forward, with one byte of the request body inverted on the way (a
+ *                    Content-Length body; where the cut would fall)
  *   FILTER  METHOD, METHOD followed by a substring of the request target starting with '/' or
  *           '?', or such a substring alone: reset@PUT:5  503@GET/manifests/:4
  *           500@POST?uploads:1  trunc@?partNumber=:3
@@ -75,9 +77,9 @@
 #define CLOSE_DRAIN_MS 1000 /* how long a graceful close waits for the client's FIN */
 #define STOP_WAIT_MS 5000   /* how long shutdown waits for connection threads */
 
-enum kind { K_RESET, K_RESET_REQ, K_500, K_503, K_STALL, K_TRUNC, K_COUNT };
-static const char *const kind_names[K_COUNT] = {"reset", "reset_req", "500",
-                                                "503",   "stall",     "trunc"};
+enum kind { K_RESET, K_RESET_REQ, K_500, K_503, K_STALL, K_TRUNC, K_FLIP, K_COUNT };
+static const char *const kind_names[K_COUNT] = {"reset", "reset_req", "500", "503",
+                                                "stall", "trunc",     "flip"};
 
 /* Outcome of moving bytes from a reader to a sink. */
 enum res {
@@ -626,6 +628,8 @@ struct sink {
     enum kind kind;
     uint64_t cut, sent, stall_ms;
     unsigned eighths;
+    bool flip; /* flip: invert the byte at offset flip_at on its way through */
+    uint64_t flip_at;
 };
 
 /* Waits ms (0: until the client leaves); RL_OK when the time is up, RL_SINK_ERR if it left. */
@@ -669,6 +673,21 @@ static int sink_emit(struct sink *s, const unsigned char *p, size_t n)
             return RL_OK;
         if (s->armed && s->cut_known && s->cut - s->sent < take)
             take = (size_t)(s->cut - s->sent);
+        if (s->flip && s->flip_at >= s->sent && s->flip_at - s->sent < take) {
+            unsigned char b = (unsigned char)~p[s->flip_at - s->sent];
+
+            if (s->flip_at > s->sent) { /* the bytes before it as they are */
+                take = (size_t)(s->flip_at - s->sent);
+            } else {
+                s->flip = false;
+                if (s->fd >= 0 && send_all(s->fd, &b, 1) != 0)
+                    return RL_SINK_ERR;
+                s->sent++;
+                p++;
+                n--;
+                continue;
+            }
+        }
         if (s->fd >= 0 && send_all(s->fd, p, take) != 0)
             return RL_SINK_ERR;
         s->sent += take;
@@ -1065,6 +1084,10 @@ again:
     if (body) {
         struct sink up = {.fd = c->ufd};
         int st;
+        if (f->on && f->kind == K_FLIP && c->req.has_cl && !c->req.chunked) {
+            up.flip = true; /* once per forward: a retry of ours sends it again, intact */
+            up.flip_at = cut_at(c->req.cl, f->cut_eighths);
+        }
         if (c->req.expect_continue) {
             enum wait_res w = wait_either(c);
             if (w == W_ERR) {
@@ -1240,8 +1263,8 @@ static int add_rule(const char *spec, size_t len)
     static const struct {
         const char *name;
         enum kind kind;
-    } names[] = {{"reset", K_RESET}, {"reset_req", K_RESET_REQ}, {"500", K_500},
-                 {"503", K_503},     {"stall", K_STALL},         {"trunc", K_TRUNC}};
+    } names[] = {{"reset", K_RESET}, {"reset_req", K_RESET_REQ}, {"500", K_500},  {"503", K_503},
+                 {"stall", K_STALL}, {"trunc", K_TRUNC},         {"flip", K_FLIP}};
     size_t i;
 
     if (g_cfg.nrules == MAX_RULES || len == 0 || len >= sizeof tmp)
@@ -1348,7 +1371,7 @@ static void usage(void)
     fprintf(stderr, "usage: faultproxy --upstream HOST:PORT --port-file PATH [--listen-port N]\n"
                     "                  [--faults SPEC] [--stats-file PATH] [--seed N]\n"
                     "                  [--rate MB_PER_S]\n"
-                    "  SPEC: KIND[@FILTER]:EVERY[:ARG],...  KIND: reset reset_req 500 503 stall "
+                    "  SPEC: KIND[@FILTER]:EVERY[:ARG],...  KIND: reset reset_req 500 503 stall flip "
                     "trunc\n");
 }
 

@@ -29,7 +29,8 @@
 #include "adapt.h"
 
 #define WINDOW 8           /* chunks per decision */
-#define PROBE 4            /* chunks an effort never measured is tried on */
+#define PROBE 4            /* chunks an effort never measured is measured on */
+#define PAYBACK 8          /* a probe is made only with this many times its length left */
 #define NOW 0.05           /* seconds the store may wait for compression before a decision */
 #define SLACK 0.90         /* a higher effort within 10 % of the fastest is taken */
 #define ALPHA 0.3          /* weight of a new chunk's speed and ratio */
@@ -59,6 +60,8 @@ void ck_adapt_init(ck_adapt *a, int on, unsigned workers, double now)
     for (e = 0; e < CK_ADAPT_EFFORTS; e++)
         a->probed[e] = 0;
     a->probing = -1;
+    a->skip = a->skipping = a->waited = 0;
+    a->left = UINT64_MAX;
     a->windows = 0;
     a->top = CK_EFFORT_RAW;
     atomic_init(&a->cap, CK_EFFORT_FULL);
@@ -162,6 +165,12 @@ void ck_adapt_start(ck_adapt *a)
     atomic_store(&a->cap, e);
 }
 
+void ck_adapt_plan(ck_adapt *a, uint64_t chunks, uint64_t chunk_size, uint64_t buffer_bytes)
+{
+    a->left = chunks;
+    a->skip = chunk_size ? (unsigned)((buffer_bytes + chunk_size - 1) / chunk_size) : 0;
+}
+
 ck_effort ck_adapt_next(ck_adapt *a)
 {
     int left = atomic_load(&a->probe_left);
@@ -179,10 +188,16 @@ static void move_to(ck_adapt *a, ck_effort e)
     if ((int)e == atomic_load(&a->cap))
         return;
     if (a->delivered_bps[e] <= 0 && !a->probed[e]) {
+        unsigned len = a->skip + PROBE;
+
+        if (a->left < (uint64_t)PAYBACK * len)
+            return; /* too little push left for a probe to pay back: stay */
         a->probed[e] = 1;
         a->probing = (int)e;
+        a->skipping = a->skip;
+        a->waited = 0;
         atomic_store(&a->probe_effort, (int)e);
-        atomic_store(&a->probe_left, PROBE);
+        atomic_store(&a->probe_left, (int)len);
         return;
     }
     atomic_store(&a->cap, (int)e);
@@ -199,6 +214,16 @@ void ck_adapt_chunk(ck_adapt *a, ck_effort e, size_t raw, size_t stored, double 
         ewma(&a->speed[e], (double)raw / cpu_s, ALPHA);
     if (raw && stored)
         ewma(&a->ratio[e], (double)raw / (double)stored, ALPHA);
+    if (a->left != UINT64_MAX && a->left)
+        a->left--;
+    /* a probe whose chunks never come (their files ask for less) is given up */
+    if (a->probing >= 0 && (int)e != a->probing && ++a->waited > 2 * WINDOW + a->skip + PROBE)
+        a->probing = -1;
+    if ((int)e == a->probing && a->skipping) { /* these fill the store's buffers: not measured */
+        a->skipping--;
+        window_reset(a, now);
+        return;
+    }
     if (a->n && a->effort != (int)e) /* a window measures one effort: start again here */
         window_reset(a, now - wait_cpu - wait_store);
     a->effort = (int)e;
@@ -230,7 +255,7 @@ void ck_adapt_chunk(ck_adapt *a, ck_effort e, size_t raw, size_t stored, double 
             ewma(&a->cpu_bps[a->effort], a->raw / t, 0.5);
         }
     }
-    if (a->windows > 1)
+    if (a->windows > 1 && a->probing < 0) /* no decision while a probe is under way */
         move_to(a, ck_adapt_choose(a));
     window_reset(a, now);
 }

@@ -27,7 +27,11 @@ typedef struct ck_adapt {
      * on one window of chunks instead of everything the ring holds when the ceiling moves */
     atomic_int probe_left, probe_effort;
     unsigned char probed[CK_ADAPT_EFFORTS];
-    int probing; /* the effort whose probe window is under way; -1 none */
+    int probing;       /* the effort whose probe window is under way; -1 none */
+    unsigned skip;     /* chunks a probe sends before it is measured (the store's buffers) */
+    unsigned skipping; /* of those, still to come */
+    unsigned waited;   /* chunks of other efforts since the probe began */
+    uint64_t left;     /* chunks of the push not yet handed to the store; UINT64_MAX unknown */
     /* the current window: chunks of one effort */
     unsigned windows, n;
     int effort;
@@ -36,6 +40,11 @@ typedef struct ck_adapt {
 
 /* on 0: the ceiling stays at CK_EFFORT_FULL. */
 void ck_adapt_init(ck_adapt *a, int on, unsigned workers, double now);
+
+/* The push has `chunks` chunks of chunk_size bytes, and the store takes buffer_bytes before a
+ * write waits for it: a probe sends that much before it measures, and is made only when the
+ * rest of the push is long enough to pay for it. */
+void ck_adapt_plan(ck_adapt *a, uint64_t chunks, uint64_t chunk_size, uint64_t buffer_bytes);
 
 /* Chunks asking for effort e (their file's highest) are being made: efforts above every one
  * asked for are never chosen. Trials count as asking. */

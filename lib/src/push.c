@@ -172,6 +172,7 @@ static void adapt_trials(push_run *r)
 {
     enum { SAMPLE = 128 << 10 };
     size_t i, big = SIZE_MAX, cap = ck_codec_bound(SAMPLE), n;
+    uint64_t chunks = 0;
     unsigned char *buf = NULL, *out = NULL;
     char *p = NULL, why[160];
     int fd = -1, e;
@@ -180,8 +181,10 @@ static void adapt_trials(push_run *r)
     for (i = 0; i < r->m.nentries && r->adapt.on; i++) {
         const ck_entry *en = &r->m.entries[i];
 
-        if (!en->is_dir && !r->reused[i] && en->size >= SAMPLE &&
-            (big == SIZE_MAX || en->size > r->m.entries[big].size))
+        if (en->is_dir || r->reused[i])
+            continue;
+        chunks += en->nchunks;
+        if (en->size >= SAMPLE && (big == SIZE_MAX || en->size > r->m.entries[big].size))
             big = i;
     }
     if (big == SIZE_MAX || !(p = ck_walk_local_path(&r->walk, &r->walk.entries[big])) ||
@@ -206,6 +209,7 @@ out:
     free(out);
     free(buf);
     free(p);
+    ck_adapt_plan(&r->adapt, chunks, r->m.chunk_size, r->store->buffer_bytes);
     ck_adapt_start(&r->adapt);
     ck_log(r->c, 2, "compression effort starts at %s", effort_name(ck_adapt_cap(&r->adapt)));
 }

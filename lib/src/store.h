@@ -111,6 +111,9 @@ struct ck_store {
     ck_err *err;
     char *url;        /* as given, for messages */
     char *local_root; /* directory holding the objects (file store), NULL for remote stores */
+    /* bytes the store takes in before a write waits for its disk or network (write-behind,
+     * part buffers): adaptive compression measures the store past them */
+    uint64_t buffer_bytes;
 };
 
 /* Parses url (file:///abs/path or s3://bucket[/prefix]) and opens the store.

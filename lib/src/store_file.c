@@ -759,6 +759,7 @@ s3ckpt_status ck_store_file_open(ck_store **out, const char *url, const char *ro
         return st;
     }
     fs->base.local_root = realpath(fs->root, NULL);
+    fs->base.buffer_bytes = WB_WINDOW + WB_STEP;
     *out = &fs->base;
     return S3CKPT_OK;
 }

@@ -1286,6 +1286,7 @@ s3ckpt_status ck_store_s3_open(ck_store **out, const char *url, const char *buck
         s->max_bufs = n + 1;
         if (rc->part_memory && fit < s->max_bufs)
             s->max_bufs = fit < 2 ? 2 : (unsigned)fit;
+        s->base.buffer_bytes = s->max_bufs * each;
         if (!(s->threads = calloc(n, sizeof(*s->threads)))) {
             st = ck_err_set(err, S3CKPT_ENOMEM, "out of memory");
             goto fail;

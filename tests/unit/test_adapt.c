@@ -57,6 +57,7 @@ static outcome run(const sim *s0, int adapt_on, unsigned n, double store2)
     for (e = 0; e <= s.file_max; e++)
         ck_adapt_trial(&a, (ck_effort)e, 1 << 17, (size_t)((1 << 17) / s.ratio[e]),
                        (1 << 17) / s.speed[e]);
+    ck_adapt_plan(&a, n, CHUNK, 0);
     ck_adapt_start(&a);
     for (i = 0; i < LAG; i++)
         ring[i] = min_effort(ck_adapt_next(&a), s.file_max);
@@ -184,6 +185,40 @@ Test(adapt, compression_stays_where_it_costs_less_time_than_the_bytes_it_saves)
     o = run(&s, 1, 256, 0);
     cr_assert_geq(o.chunks[CK_EFFORT_FAST], 200, "fast %u raw %u", o.chunks[CK_EFFORT_FAST],
                   o.chunks[CK_EFFORT_RAW]);
+}
+
+/* A probe of raw chunks costs their compression; a push too short to pay that back keeps
+ * compressing, however fast the store. */
+Test(adapt, a_short_push_is_not_probed)
+{
+    sim s = floats;
+    outcome o;
+
+    s.store_bps = 10e9;
+    o = run(&s, 1, 40, 0);
+    cr_assert_eq(o.chunks[CK_EFFORT_RAW], 0, "raw %u", o.chunks[CK_EFFORT_RAW]);
+    o = run(&s, 1, 400, 0); /* the same store, a push long enough */
+    cr_assert_gt(o.chunks[CK_EFFORT_RAW], 300, "raw %u", o.chunks[CK_EFFORT_RAW]);
+}
+
+/* The probe's first chunks fill the store's buffers and are not measured. */
+Test(adapt, a_probe_sends_the_store_buffer_before_it_measures)
+{
+    ck_adapt a;
+    int i, raw = 0;
+
+    ck_adapt_init(&a, 1, 2, 0);
+    ck_adapt_trial(&a, CK_EFFORT_RAW, 1 << 17, 1 << 17, 40e-6);
+    ck_adapt_trial(&a, CK_EFFORT_FAST, 1 << 17, 109000, 110e-6);
+    ck_adapt_plan(&a, 1000, CHUNK, 8 * CHUNK);
+    ck_adapt_start(&a);
+    /* compression behind: two windows of fast chunks, then a probe of raw ones */
+    for (i = 1; i <= 16; i++)
+        ck_adapt_chunk(&a, CK_EFFORT_FAST, CHUNK, CHUNK / 1.2, 0.004, 0.002, 0.0005, i * 0.0025);
+    while (ck_adapt_next(&a) == CK_EFFORT_RAW)
+        raw++;
+    cr_assert_eq(raw, 8 + 4, "the probe hands out %d raw chunks, not buffer 8 + 4", raw);
+    cr_assert_eq(ck_adapt_cap(&a), CK_EFFORT_FAST); /* the ceiling waits for the probe */
 }
 
 Test(adapt, off_keeps_the_top_effort)

@@ -31,6 +31,7 @@
 #define WINDOW 8           /* chunks per decision */
 #define PROBE 4            /* chunks an effort never measured is measured on */
 #define PAYBACK 8          /* a probe is made only with this many times its length left */
+#define CLEAR 4.0          /* ... else a lower effort predicted this much faster is taken */
 #define NOW 0.05           /* seconds the store may wait for compression before a decision */
 #define SLACK 0.90         /* a higher effort within 10 % of the fastest is taken */
 #define ALPHA 0.3          /* weight of a new chunk's speed and ratio */
@@ -62,6 +63,7 @@ void ck_adapt_init(ck_adapt *a, int on, unsigned workers, double now)
     a->probing = -1;
     a->skip = a->skipping = a->waited = 0;
     a->left = UINT64_MAX;
+    a->no_probe = 0;
     a->windows = 0;
     a->top = CK_EFFORT_RAW;
     atomic_init(&a->cap, CK_EFFORT_FULL);
@@ -119,19 +121,24 @@ static double cpu_of(const ck_adapt *a, int e)
     return a->workers * speed_of(a, e);
 }
 
+/* Raw bytes per second effort e delivers: what it delivered beats what the model predicts for
+ * it (the model misses costs that land elsewhere: the coordinator's copies, a disk's deferred
+ * flush), capped by what the store takes now. */
+static double predict(const ck_adapt *a, int e)
+{
+    double t = a->delivered_bps[e] > 0 ? a->delivered_bps[e] : cpu_of(a, e);
+    double by_store = a->store_bps * ratio_of(a, e);
+
+    return a->store_bps > 0 && by_store < t ? by_store : t;
+}
+
 ck_effort ck_adapt_choose(const ck_adapt *a)
 {
     double t[CK_ADAPT_EFFORTS], best = 0;
     int e, b = CK_EFFORT_RAW;
 
     for (e = 0; e <= a->top; e++) {
-        double by_store = a->store_bps * ratio_of(a, e);
-
-        /* what an effort delivered beats what the model predicts for it: the model misses
-         * costs that land elsewhere (the coordinator's copies, a disk's deferred flush) */
-        t[e] = a->delivered_bps[e] > 0 ? a->delivered_bps[e] : cpu_of(a, e);
-        if (a->store_bps > 0 && by_store < t[e])
-            t[e] = by_store;
+        t[e] = predict(a, e);
         if (t[e] > best) {
             best = t[e];
             b = e;
@@ -165,19 +172,25 @@ void ck_adapt_start(ck_adapt *a)
     atomic_store(&a->cap, e);
 }
 
-void ck_adapt_plan(ck_adapt *a, uint64_t chunks, uint64_t chunk_size, uint64_t buffer_bytes)
+void ck_adapt_plan(ck_adapt *a, uint64_t chunks, uint64_t chunk_size, uint64_t buffer_bytes,
+                   int flush_at_end)
 {
+    a->no_probe = flush_at_end;
     a->left = chunks;
     a->skip = chunk_size ? (unsigned)((buffer_bytes + chunk_size - 1) / chunk_size) : 0;
 }
 
-ck_effort ck_adapt_next(ck_adapt *a)
+ck_effort ck_adapt_next(ck_adapt *a, ck_effort want)
 {
-    int left = atomic_load(&a->probe_left);
+    int left = atomic_load(&a->probe_left), cap = atomic_load(&a->cap);
 
-    while (left > 0 && !atomic_compare_exchange_weak(&a->probe_left, &left, left - 1))
+    /* a chunk whose file asks for less than the probe does not take one of its tickets */
+    while (left > 0 && (int)want >= atomic_load(&a->probe_effort) &&
+           !atomic_compare_exchange_weak(&a->probe_left, &left, left - 1))
         ;
-    return (ck_effort)(left > 0 ? atomic_load(&a->probe_effort) : atomic_load(&a->cap));
+    if (left > 0 && (int)want >= atomic_load(&a->probe_effort))
+        cap = atomic_load(&a->probe_effort);
+    return (int)want < cap ? want : (ck_effort)cap;
 }
 
 /* Moves the ceiling to e; an effort never measured is probed on one window of chunks first
@@ -190,8 +203,15 @@ static void move_to(ck_adapt *a, ck_effort e)
     if (a->delivered_bps[e] <= 0 && !a->probed[e]) {
         unsigned len = a->skip + PROBE;
 
-        if (a->left < (uint64_t)PAYBACK * len)
-            return; /* too little push left for a probe to pay back: stay */
+        if (a->no_probe || a->left < (uint64_t)PAYBACK * len) {
+            /* no probe can measure the store, or pay back: stay, unless the prediction is
+             * far from any doubt (a slow --level against a store that outruns it) */
+            int cap = atomic_load(&a->cap);
+
+            if ((int)e < cap && predict(a, e) >= CLEAR * predict(a, cap))
+                atomic_store(&a->cap, (int)e);
+            return;
+        }
         a->probed[e] = 1;
         a->probing = (int)e;
         a->skipping = a->skip;
@@ -224,9 +244,14 @@ void ck_adapt_chunk(ck_adapt *a, ck_effort e, size_t raw, size_t stored, double 
         window_reset(a, now);
         return;
     }
-    if (a->n && a->effort != (int)e) /* a window measures one effort: start again here */
-        window_reset(a, now - wait_cpu - wait_store);
-    a->effort = (int)e;
+    if (a->probing >= 0 && (int)e != a->probing) {
+        if (a->n == 0) /* the probe's window starts with its first measured chunk */
+            a->since = now;
+        return; /* and counts the probe's chunks */
+    }
+    /* a window of one effort measures it; a mixed one (files asking for different efforts)
+     * still measures the store */
+    a->effort = a->n == 0 || a->effort == (int)e ? (int)e : -1;
     a->n++;
     a->raw += (double)raw;
     a->stored += (double)stored;
@@ -246,13 +271,15 @@ void ck_adapt_chunk(ck_adapt *a, ck_effort e, size_t raw, size_t stored, double 
         /* the store is behind when the coordinator waited longer for it than for chunks;
          * its rate is what it took while busy. Otherwise compression is behind, and what
          * the store took is only a floor. */
-        ewma(&a->delivered_bps[a->effort], a->raw / t, 0.5);
+        if (a->effort >= 0)
+            ewma(&a->delivered_bps[a->effort], a->raw / t, 0.5);
         if (share > 0.5) {
             ewma(&a->store_bps, a->stored / a->wait_store, 0.5);
         } else {
             if (a->store_bps > 0 && bps > a->store_bps)
                 a->store_bps = bps;
-            ewma(&a->cpu_bps[a->effort], a->raw / t, 0.5);
+            if (a->effort >= 0)
+                ewma(&a->cpu_bps[a->effort], a->raw / t, 0.5);
         }
     }
     if (a->windows > 1 && a->probing < 0) /* no decision while a probe is under way */

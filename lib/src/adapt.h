@@ -32,6 +32,7 @@ typedef struct ck_adapt {
     unsigned skipping; /* of those, still to come */
     unsigned waited;   /* chunks of other efforts since the probe began */
     uint64_t left;     /* chunks of the push not yet handed to the store; UINT64_MAX unknown */
+    int no_probe;      /* the store's cost is partly invisible: never probe a lower effort */
     /* the current window: chunks of one effort */
     unsigned windows, n;
     int effort;
@@ -43,8 +44,11 @@ void ck_adapt_init(ck_adapt *a, int on, unsigned workers, double now);
 
 /* The push has `chunks` chunks of chunk_size bytes, and the store takes buffer_bytes before a
  * write waits for it: a probe sends that much before it measures, and is made only when the
- * rest of the push is long enough to pay for it. */
-void ck_adapt_plan(ck_adapt *a, uint64_t chunks, uint64_t chunk_size, uint64_t buffer_bytes);
+ * rest of the push is long enough to pay for it. flush_at_end: part of the store's cost comes
+ * at the final sync, so no probe can measure it; lower efforts are then taken only where the
+ * prediction is far from doubt (a slow --level). */
+void ck_adapt_plan(ck_adapt *a, uint64_t chunks, uint64_t chunk_size, uint64_t buffer_bytes,
+                   int flush_at_end);
 
 /* Chunks asking for effort e (their file's highest) are being made: efforts above every one
  * asked for are never chosen. Trials count as asking. */
@@ -72,8 +76,8 @@ static inline ck_effort ck_adapt_cap(ck_adapt *a)
     return (ck_effort)atomic_load_explicit(&a->cap, memory_order_relaxed);
 }
 
-/* The most effort a chunk starting now gets (a worker calls it once per chunk): the ceiling,
- * or the effort being probed. */
-ck_effort ck_adapt_next(ck_adapt *a);
+/* The effort a chunk starting now gets, its file asking for `want` (a worker calls it once per
+ * chunk): want, lowered to the ceiling, or set to the effort being probed. */
+ck_effort ck_adapt_next(ck_adapt *a, ck_effort want);
 
 #endif

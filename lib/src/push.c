@@ -42,7 +42,6 @@ static void push_job(ck_slot *s, unsigned worker, void *arg)
     push_ctx *ctx = arg;
     struct timespec t0, t1;
     char why[160];
-    ck_effort e;
 
     if (ck_canceled(ctx->c)) {
         s->status = S3CKPT_ECANCELED;
@@ -64,8 +63,8 @@ static void push_job(ck_slot *s, unsigned worker, void *arg)
             s->frame_hash = ck_digest64(s->stored, s->stored_len);
         return;
     }
-    if (ctx->adapt->on && s->effort > (int)(e = ck_adapt_next(ctx->adapt)))
-        s->effort = (int)e; /* lowered since the job was queued */
+    if (ctx->adapt->on)
+        s->effort = (int)ck_adapt_next(ctx->adapt, (ck_effort)s->effort);
     s->stored_len = (uint32_t)ck_codec_compress(ctx->codecs[worker], s->stored, s->stored_cap,
                                                 s->raw, s->raw_len, (ck_filter)s->filter,
                                                 (ck_effort)s->effort, why, sizeof(why));
@@ -209,7 +208,8 @@ out:
     free(out);
     free(buf);
     free(p);
-    ck_adapt_plan(&r->adapt, chunks, r->m.chunk_size, r->store->buffer_bytes);
+    ck_adapt_plan(&r->adapt, chunks, r->m.chunk_size, r->store->buffer_bytes,
+                  r->store->flush_at_end);
     ck_adapt_start(&r->adapt);
     ck_log(r->c, 2, "compression effort starts at %s", effort_name(ck_adapt_cap(&r->adapt)));
 }

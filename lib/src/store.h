@@ -114,6 +114,9 @@ struct ck_store {
     /* bytes the store takes in before a write waits for its disk or network (write-behind,
      * part buffers): adaptive compression measures the store past them */
     uint64_t buffer_bytes;
+    /* part of what a write costs comes at the final sync (a local disk's cache flush), which
+     * no window of chunks sees */
+    int flush_at_end;
 };
 
 /* Parses url (file:///abs/path or s3://bucket[/prefix]) and opens the store.

@@ -760,6 +760,7 @@ s3ckpt_status ck_store_file_open(ck_store **out, const char *url, const char *ro
     }
     fs->base.local_root = realpath(fs->root, NULL);
     fs->base.buffer_bytes = WB_WINDOW + WB_STEP;
+    fs->base.flush_at_end = 1;
     *out = &fs->base;
     return S3CKPT_OK;
 }

@@ -14,6 +14,7 @@ typedef struct sim {
     double ratio[3];
     double store_bps; /* stored bytes per second */
     int file_max;     /* the files' own highest effort */
+    int alternate;    /* every other chunk's file asks for one effort less (mixed files) */
 } sim;
 
 typedef struct outcome {
@@ -22,9 +23,10 @@ typedef struct outcome {
     ck_effort last_cap;
 } outcome;
 
-static ck_effort min_effort(int a, int b)
+/* what chunk i's file asks for */
+static ck_effort wants(const sim *s, unsigned i)
 {
-    return (ck_effort)(a < b ? a : b);
+    return (ck_effort)(s->alternate && i % 2 && s->file_max ? s->file_max - 1 : s->file_max);
 }
 
 /* Steady-state pipeline: a chunk costs raw/(workers*speed) of wall time to make and
@@ -57,15 +59,15 @@ static outcome run(const sim *s0, int adapt_on, unsigned n, double store2)
     for (e = 0; e <= s.file_max; e++)
         ck_adapt_trial(&a, (ck_effort)e, 1 << 17, (size_t)((1 << 17) / s.ratio[e]),
                        (1 << 17) / s.speed[e]);
-    ck_adapt_plan(&a, n, CHUNK, 0);
+    ck_adapt_plan(&a, n, CHUNK, 0, 0);
     ck_adapt_start(&a);
     for (i = 0; i < LAG; i++)
-        ring[i] = min_effort(ck_adapt_next(&a), s.file_max);
+        ring[i] = ck_adapt_next(&a, wants(&s, i));
     for (i = 0; i < n; i++) {
         if (store2 > 0 && i == n / 2)
             s.store_bps = store2;
         step(&a, &s, ring[i % LAG], &now, &o);
-        ring[i % LAG] = min_effort(ck_adapt_next(&a), s.file_max);
+        ring[i % LAG] = ck_adapt_next(&a, wants(&s, i + LAG));
     }
     o.seconds = now;
     o.last_cap = ck_adapt_cap(&a);
@@ -83,9 +85,9 @@ static double fixed(const sim *s, int e, unsigned n)
 
 /* float32 at level 1: raw ~3 GB/s per CPU, fast (exponent entropy coding) ~1.2 GB/s, ratio
  * 1.2; unfiltered data at zstd level 1 would be "full" */
-static const sim floats = {2, {3e9, 1.2e9, 0.4e9}, {1.0, 1.2, 1.25}, 0, CK_EFFORT_FAST};
+static const sim floats = {2, {3e9, 1.2e9, 0.4e9}, {1.0, 1.2, 1.25}, 0, CK_EFFORT_FAST, 0};
 /* the same with --level 19: full is 10 MB/s per CPU */
-static const sim level19 = {2, {3e9, 1.2e9, 10e6}, {1.0, 1.2, 1.22}, 0, CK_EFFORT_FULL};
+static const sim level19 = {2, {3e9, 1.2e9, 10e6}, {1.0, 1.2, 1.22}, 0, CK_EFFORT_FULL, 0};
 
 Test(adapt, slow_store_keeps_the_top_effort)
 {
@@ -201,6 +203,38 @@ Test(adapt, a_short_push_is_not_probed)
     cr_assert_gt(o.chunks[CK_EFFORT_RAW], 300, "raw %u", o.chunks[CK_EFFORT_RAW]);
 }
 
+/* Where no probe pays back, a level far slower than the store is still left at once. */
+Test(adapt, a_short_push_leaves_a_slow_level_without_a_probe)
+{
+    ck_adapt a;
+    int i;
+
+    ck_adapt_init(&a, 1, 2, 0); /* no trial: small files; the ceiling starts at the top */
+    ck_adapt_plan(&a, 30, CHUNK, 8 * CHUNK, 0);
+    ck_adapt_start(&a);
+    for (i = 1; i <= 16; i++) /* level 19 chunks, 10 MB/s per CPU; the store always waits */
+        ck_adapt_chunk(&a, CK_EFFORT_FULL, CHUNK, CHUNK / 1.2, 0.42, 0.21, 0.001, i * 0.21);
+    cr_assert_lt(ck_adapt_cap(&a), CK_EFFORT_FULL);
+}
+
+/* A local disk's flush comes at the end, where no probe sees it: compression stays, while a
+ * level far slower than the rest is still left. */
+Test(adapt, a_store_that_flushes_at_the_end_is_not_probed)
+{
+    ck_adapt a;
+    int i;
+
+    ck_adapt_init(&a, 1, 2, 0);
+    ck_adapt_trial(&a, CK_EFFORT_RAW, 1 << 17, 1 << 17, 40e-6);
+    ck_adapt_trial(&a, CK_EFFORT_FAST, 1 << 17, 109000, 110e-6);
+    ck_adapt_plan(&a, 1000, CHUNK, 8 * CHUNK, 1);
+    ck_adapt_start(&a);
+    for (i = 1; i <= 32; i++) /* compression behind, the store idle half the time */
+        ck_adapt_chunk(&a, CK_EFFORT_FAST, CHUNK, CHUNK / 1.2, 0.004, 0.002, 0.0005, i * 0.0025);
+    cr_assert_eq(ck_adapt_next(&a, CK_EFFORT_FAST), CK_EFFORT_FAST);
+    cr_assert_eq(ck_adapt_cap(&a), CK_EFFORT_FAST);
+}
+
 /* The probe's first chunks fill the store's buffers and are not measured. */
 Test(adapt, a_probe_sends_the_store_buffer_before_it_measures)
 {
@@ -210,15 +244,26 @@ Test(adapt, a_probe_sends_the_store_buffer_before_it_measures)
     ck_adapt_init(&a, 1, 2, 0);
     ck_adapt_trial(&a, CK_EFFORT_RAW, 1 << 17, 1 << 17, 40e-6);
     ck_adapt_trial(&a, CK_EFFORT_FAST, 1 << 17, 109000, 110e-6);
-    ck_adapt_plan(&a, 1000, CHUNK, 8 * CHUNK);
+    ck_adapt_plan(&a, 1000, CHUNK, 8 * CHUNK, 0);
     ck_adapt_start(&a);
     /* compression behind: two windows of fast chunks, then a probe of raw ones */
     for (i = 1; i <= 16; i++)
         ck_adapt_chunk(&a, CK_EFFORT_FAST, CHUNK, CHUNK / 1.2, 0.004, 0.002, 0.0005, i * 0.0025);
-    while (ck_adapt_next(&a) == CK_EFFORT_RAW)
+    while (ck_adapt_next(&a, CK_EFFORT_FAST) == CK_EFFORT_RAW)
         raw++;
     cr_assert_eq(raw, 8 + 4, "the probe hands out %d raw chunks, not buffer 8 + 4", raw);
     cr_assert_eq(ck_adapt_cap(&a), CK_EFFORT_FAST); /* the ceiling waits for the probe */
+}
+
+/* Files asking for different efforts in turn (unfiltered next to float files) must not freeze
+ * the controller: a 2 GB/s store, zstd level 1 at 350 MB/s per CPU on the unfiltered ones. */
+Test(adapt, mixed_files_do_not_freeze_the_ceiling)
+{
+    sim s = {2, {3e9, 1.2e9, 350e6}, {1.0, 1.2, 1.3}, 2e9, CK_EFFORT_FULL, 1};
+    outcome o = run(&s, 1, 2000, 0);
+
+    cr_assert_lt(o.chunks[CK_EFFORT_FULL], 200, "full %u fast %u raw %u", o.chunks[2], o.chunks[1],
+                 o.chunks[0]);
 }
 
 Test(adapt, off_keeps_the_top_effort)

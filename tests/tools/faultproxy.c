@@ -1368,11 +1368,12 @@ static int resolve_upstream(const char *hostport)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: faultproxy --upstream HOST:PORT --port-file PATH [--listen-port N]\n"
-                    "                  [--faults SPEC] [--stats-file PATH] [--seed N]\n"
-                    "                  [--rate MB_PER_S]\n"
-                    "  SPEC: KIND[@FILTER]:EVERY[:ARG],...  KIND: reset reset_req 500 503 stall flip "
-                    "trunc\n");
+    fprintf(stderr,
+            "usage: faultproxy --upstream HOST:PORT --port-file PATH [--listen-port N]\n"
+            "                  [--faults SPEC] [--stats-file PATH] [--seed N]\n"
+            "                  [--rate MB_PER_S]\n"
+            "  SPEC: KIND[@FILTER]:EVERY[:ARG],...  KIND: reset reset_req 500 503 stall flip "
+            "trunc\n");
 }
 
 /* Parses argv into g_cfg; returns 0 or -1. */

@@ -227,6 +227,7 @@ void ck_adapt_chunk(ck_adapt *a, ck_effort e, size_t raw, size_t stored, double 
                     double wait_cpu, double wait_store, double now)
 {
     double t;
+    int probe;
 
     if (!a->on)
         return;
@@ -258,10 +259,10 @@ void ck_adapt_chunk(ck_adapt *a, ck_effort e, size_t raw, size_t stored, double 
     a->wait_cpu += wait_cpu;
     a->wait_store += wait_store;
     /* a store left waiting long (a slow --level) is answered before the window is full */
-    if (a->n < (a->effort == a->probing ? PROBE : WINDOW) &&
-        !(a->wait_cpu > 1.5 * a->wait_store + NOW))
+    probe = a->probing >= 0 && a->effort == a->probing;
+    if (a->n < (probe ? PROBE : WINDOW) && !(a->wait_cpu > 1.5 * a->wait_store + NOW))
         return;
-    if (a->effort == a->probing)
+    if (probe)
         a->probing = -1;
     t = now - a->since;
     /* the first window fills the pipeline: threads start, buffers are touched the first time */

@@ -18,8 +18,9 @@ typedef struct ck_adapt {
     /* per effort: raw bytes per worker CPU second (reading, digesting and compressing a
      * chunk), and raw / stored; 0 unknown */
     double speed[CK_ADAPT_EFFORTS], ratio[CK_ADAPT_EFFORTS];
-    /* per effort: raw bytes per second delivered while compression was behind, and in any
-     * window of chunks of that effort alone; 0 unknown */
+    /* per effort, from windows of chunks of that effort alone: raw bytes per second delivered
+     * while compression was behind (cpu_bps), and whatever was behind (delivered_bps); 0
+     * unknown */
     double cpu_bps[CK_ADAPT_EFFORTS], delivered_bps[CK_ADAPT_EFFORTS];
     double store_bps; /* stored bytes per second the store took when it was behind; 0 unknown */
     int top;          /* the highest effort chunks have asked for so far */
@@ -33,9 +34,9 @@ typedef struct ck_adapt {
     unsigned waited;   /* chunks of other efforts since the probe began */
     uint64_t left;     /* chunks of the push not yet handed to the store; UINT64_MAX unknown */
     int no_probe;      /* the store's cost is partly invisible: never probe a lower effort */
-    /* the current window: chunks of one effort */
+    /* the current window (windows: how many ended) */
     unsigned windows, n;
-    int effort;
+    int effort; /* of its chunks; -1 mixed (files asking for different efforts) */
     double since, raw, stored, wait_cpu, wait_store;
 } ck_adapt;
 
